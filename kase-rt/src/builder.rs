@@ -1,0 +1,226 @@
+//! The entry points: [`Builder`] and [`model`].
+
+use std::time::Duration;
+
+use crate::explore::{self, Config, Strategy};
+use crate::report::{Report, Schedule};
+
+/// Configures and runs an exploration.
+///
+/// `Builder::new()` starts from the defaults, then applies `KASE_*`
+/// environment variables; setters called afterwards override both.
+///
+/// ```
+/// use kase_rt::sync::atomic::{AtomicUsize, Ordering};
+/// use kase_rt::sync::Arc;
+/// use kase_rt::{thread, Builder, Strategy};
+///
+/// let report = Builder::new().strategy(Strategy::Exhaustive).explore(|| {
+///     let x = Arc::new(AtomicUsize::new(0));
+///     let x2 = x.clone();
+///     let t = thread::spawn(move || x2.store(1, Ordering::SeqCst));
+///     let _seen = x.load(Ordering::SeqCst);
+///     t.join().unwrap();
+/// });
+/// assert!(report.complete());
+/// assert_eq!(report.traces(), Some(2)); // the load sees 0 or 1
+/// ```
+#[derive(Clone, Debug)]
+pub struct Builder {
+    config: Config,
+}
+
+/// Default bound on visible operations per execution.
+pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
+/// Default stack size of a model thread.
+pub const DEFAULT_STACK_SIZE: usize = 1 << 20;
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Builder {
+    /// Defaults, then `KASE_MAX_EXECUTIONS`, `KASE_MAX_DURATION`,
+    /// `KASE_MAX_STEPS`, `KASE_STACK_SIZE`, `KASE_STRATEGY` and `KASE_REPLAY`
+    /// from the environment.
+    ///
+    /// # Panics
+    ///
+    /// If one of those variables is set to something that does not parse; the
+    /// message names the variable and the expected form.
+    pub fn new() -> Self {
+        let mut config = Config {
+            strategy: Strategy::default(),
+            max_executions: None,
+            max_duration: None,
+            max_steps: DEFAULT_MAX_STEPS,
+            stack_size: DEFAULT_STACK_SIZE,
+            replay: None,
+        };
+        if let Some(n) = env("KASE_MAX_EXECUTIONS", "a number of executions, e.g. 10000", |v| v.parse().ok()) {
+            config.max_executions = Some(n);
+        }
+        if let Some(d) = env("KASE_MAX_DURATION", "a duration such as 30s, 500ms or 2m", parse_duration) {
+            config.max_duration = Some(d);
+        }
+        if let Some(n) = env("KASE_MAX_STEPS", "a number of steps, e.g. 100000", |v| v.parse().ok()) {
+            config.max_steps = n;
+        }
+        if let Some(n) = env("KASE_STACK_SIZE", "a number of bytes, e.g. 2097152", |v| v.parse().ok()) {
+            config.stack_size = n;
+        }
+        if let Some(s) = env("KASE_STRATEGY", "`por` or `exhaustive`", parse_strategy) {
+            config.strategy = s;
+        }
+        if let Ok(value) = std::env::var("KASE_REPLAY") {
+            match value.parse::<Schedule>() {
+                Ok(s) => config.replay = Some(s),
+                Err(e) => panic!("kase: KASE_REPLAY: {e}"),
+            }
+        }
+        Builder { config }
+    }
+
+    /// The exploration algorithm (default [`Strategy::Por`]).
+    pub fn strategy(mut self, strategy: Strategy) -> Self {
+        self.config.strategy = strategy;
+        self
+    }
+
+    /// Stop after `n` executions; the report is then incomplete.
+    pub fn max_executions(mut self, n: u64) -> Self {
+        self.config.max_executions = Some(n);
+        self
+    }
+
+    /// Stop starting new executions after `duration`; the report is then
+    /// incomplete.
+    pub fn max_duration(mut self, duration: Duration) -> Self {
+        self.config.max_duration = Some(duration);
+        self
+    }
+
+    /// Bound on visible operations in one execution; exceeding it is a
+    /// livelock failure (default 1 000 000).
+    pub fn max_steps(mut self, n: u64) -> Self {
+        self.config.max_steps = n;
+        self
+    }
+
+    /// Stack size of each model thread in bytes (default 1 MiB).
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.config.stack_size = bytes;
+        self
+    }
+
+    /// Run exactly the execution that `schedule` (from a failure report)
+    /// describes, once.
+    ///
+    /// # Panics
+    ///
+    /// If `schedule` is not a schedule string; the message says what is wrong.
+    pub fn replay(mut self, schedule: &str) -> Self {
+        match schedule.parse() {
+            Ok(s) => self.config.replay = Some(s),
+            Err(e) => panic!("kase: Builder::replay: {e}"),
+        }
+        self
+    }
+
+    /// Explores `model` and returns what was found. Never panics because the
+    /// model failed: the failure is in [`Report::failure`].
+    pub fn explore<F: Fn() + Sync>(&self, model: F) -> Report {
+        explore::run(&self.config, &model)
+    }
+
+    /// Like [`explore`](Self::explore), but panics if a failure is found: it
+    /// prints the report and re-raises the original panic payload (so
+    /// `#[should_panic(expected = "...")]` matches the model's own message),
+    /// or panics with the report for other failures.
+    pub fn check<F: Fn() + Sync>(&self, model: F) {
+        let mut report = self.explore(model);
+        if let Some(mut failure) = report.take_failure() {
+            match failure.take_payload() {
+                Some(payload) => {
+                    eprintln!("{failure}");
+                    std::panic::resume_unwind(payload);
+                }
+                None => panic!("{failure}"),
+            }
+        }
+    }
+}
+
+/// Explores `model` with the default settings ([`Builder::new`]) and panics
+/// with the report if it can fail.
+///
+/// ```
+/// use kase_rt::sync::{Arc, Mutex};
+/// use kase_rt::thread;
+///
+/// kase_rt::model(|| {
+///     let counter = Arc::new(Mutex::new(0));
+///     let handles: Vec<_> = (0..2)
+///         .map(|_| {
+///             let counter = counter.clone();
+///             thread::spawn(move || *counter.lock().unwrap() += 1)
+///         })
+///         .collect();
+///     for h in handles {
+///         h.join().unwrap();
+///     }
+///     assert_eq!(*counter.lock().unwrap(), 2);
+/// });
+/// ```
+pub fn model<F: Fn() + Sync>(model: F) {
+    Builder::new().check(model)
+}
+
+fn env<T>(name: &str, expected: &str, parse: impl FnOnce(&str) -> Option<T>) -> Option<T> {
+    let value = std::env::var(name).ok()?;
+    match parse(value.trim()) {
+        Some(v) => Some(v),
+        None => panic!("kase: {name}={value:?} is not valid: expected {expected}"),
+    }
+}
+
+/// Parses `30s`, `500ms`, `2m`, `1h`, or a plain number of seconds.
+pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let n: f64 = number.parse().ok()?;
+    let seconds = match unit.trim() {
+        "" | "s" => n,
+        "ms" => n / 1000.0,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return None,
+    };
+    Duration::try_from_secs_f64(seconds).ok()
+}
+
+fn parse_strategy(s: &str) -> Option<Strategy> {
+    match s.to_ascii_lowercase().as_str() {
+        "por" => Some(Strategy::Por),
+        "exhaustive" => Some(Strategy::Exhaustive),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("30s"), Some(Duration::from_secs(30)));
+        assert_eq!(parse_duration("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
+        assert_eq!(parse_duration("7"), Some(Duration::from_secs(7)));
+        assert_eq!(parse_duration("soon"), None);
+        assert_eq!(parse_duration("5 parsecs"), None);
+    }
+}

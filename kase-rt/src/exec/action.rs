@@ -1,0 +1,147 @@
+//! What a visible operation *is*, as the explorer sees it: a thread, an object
+//! and an operation kind. The independence relation lives here too, so that the
+//! exhaustive oracle and the reductions agree on it by construction.
+
+use std::fmt;
+
+/// Index of a model thread, stable across executions.
+///
+/// A thread is named by its spawn path (the `k`-th thread spawned by its
+/// parent), interned per exploration, so the same logical thread gets the same
+/// index in every execution whatever the interleaving. `main` is 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ThreadIdx(pub u32);
+
+impl ThreadIdx {
+    /// The thread running the model closure.
+    pub const MAIN: ThreadIdx = ThreadIdx(0);
+
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for ThreadIdx {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == ThreadIdx::MAIN {
+            f.write_str("main")
+        } else {
+            write!(f, "thread {}", self.0)
+        }
+    }
+}
+
+/// Index of a synchronisation object (atomic location, mutex, thread handle)
+/// within one execution, in order of first use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectIdx(pub u32);
+
+/// What kind of object an [`ObjectIdx`] names; used for reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObjectKind {
+    /// An atomic location (`Atomic*`).
+    Atomic,
+    /// A `Mutex`.
+    Mutex,
+    /// A model thread, as the target of spawn / join.
+    Thread,
+}
+
+/// The kind of a visible operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    /// Atomic load.
+    Load,
+    /// Atomic store.
+    Store,
+    /// Atomic read-modify-write (swap, fetch_*, fetch_update step).
+    Rmw,
+    /// `compare_exchange(_weak)`; counts as a write (see [`OpKind::writes`]).
+    CompareExchange,
+    /// Blocking mutex acquisition; enabled only while the mutex is free.
+    Lock,
+    /// `try_lock`: always enabled, may fail.
+    TryLock,
+    /// Mutex release (guard drop).
+    Unlock,
+    /// `Mutex::is_poisoned`.
+    IsPoisoned,
+    /// `Mutex::clear_poison`.
+    ClearPoison,
+    /// Spawning a thread; the object is the child.
+    Spawn,
+    /// Joining a thread; enabled once the target has exited.
+    Join,
+    /// `JoinHandle::is_finished`.
+    IsFinished,
+    /// A thread's last event, after its closure returned.
+    Exit,
+    /// `yield_now` / `spin_loop`: a scheduling point touching nothing.
+    Yield,
+    /// `fence`: orders memory, touches no object.
+    Fence,
+}
+
+impl OpKind {
+    /// Whether the operation counts as a write of its object for
+    /// independence: two operations of different threads on one object are
+    /// dependent unless both are reads. Every mutex operation is a write, so
+    /// mutex operations are pairwise dependent (DESIGN.md, independence table).
+    pub fn writes(self) -> bool {
+        !matches!(self, OpKind::Load | OpKind::Join | OpKind::IsFinished | OpKind::IsPoisoned)
+    }
+
+    /// Whether the scheduler must make a choice before this operation runs.
+    /// A spawn or a fence cannot be observed by another thread before its own
+    /// thread's next operation, so it runs as part of the step before it.
+    pub fn is_scheduling_point(self) -> bool {
+        !matches!(self, OpKind::Spawn | OpKind::Fence)
+    }
+
+    /// A short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Load => "load",
+            OpKind::Store => "store",
+            OpKind::Rmw => "read-modify-write",
+            OpKind::CompareExchange => "compare_exchange",
+            OpKind::Lock => "lock",
+            OpKind::TryLock => "try_lock",
+            OpKind::Unlock => "unlock",
+            OpKind::IsPoisoned => "is_poisoned",
+            OpKind::ClearPoison => "clear_poison",
+            OpKind::Spawn => "spawn",
+            OpKind::Join => "join",
+            OpKind::IsFinished => "is_finished",
+            OpKind::Exit => "exit",
+            OpKind::Yield => "yield",
+            OpKind::Fence => "fence",
+        }
+    }
+}
+
+/// A visible operation: who does what to which object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Action {
+    /// The thread performing it.
+    pub thread: ThreadIdx,
+    /// The object it touches, if any.
+    pub object: Option<ObjectIdx>,
+    /// What it does.
+    pub kind: OpKind,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OpKind::*;
+
+    #[test]
+    fn only_reads_commute() {
+        for k in [Load, Join, IsFinished, IsPoisoned] {
+            assert!(!k.writes(), "{k:?}");
+        }
+        for k in [Store, Rmw, CompareExchange, Lock, TryLock, Unlock, ClearPoison, Spawn, Exit] {
+            assert!(k.writes(), "{k:?}");
+        }
+    }
+}

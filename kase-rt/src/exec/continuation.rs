@@ -1,0 +1,178 @@
+//! Model threads as continuations: exactly one runs at a time, and each runs
+//! until it suspends (at a visible operation) or its body returns.
+//!
+//! The scheduler only uses the [`Continuation`] and [`Suspend`] traits, so an
+//! OS-thread backend (handing off through `parking_lot`) can sit beside the
+//! coroutine backend below without touching the rest of `exec`.
+
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+/// What a [`Continuation::resume`] came back with.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Resumed {
+    /// The thread suspended and can be resumed again.
+    Suspended,
+    /// The thread's body returned (it catches its own panics).
+    Finished,
+}
+
+/// A suspended model thread.
+pub(crate) trait Continuation {
+    /// Runs the thread until it suspends or finishes.
+    fn resume(&mut self) -> Resumed;
+
+    /// Gives up an unfinished thread for good: it is never resumed again and
+    /// nothing on its stack is dropped (see the coroutine implementation).
+    fn abandon(self: Box<Self>);
+
+    /// Hands the resources of a finished thread back for reuse.
+    fn recycle(self: Box<Self>, pool: &mut StackPool);
+}
+
+/// How the running model thread hands control back to the scheduler.
+pub(crate) trait Suspend {
+    /// Returns once the scheduler resumes this thread.
+    fn suspend(&self);
+}
+
+impl Suspend for Yielder<(), ()> {
+    fn suspend(&self) {
+        Yielder::suspend(self, ())
+    }
+}
+
+/// A thread body. It receives its suspender, valid until the body returns.
+pub(crate) type Body<'a> = Box<dyn FnOnce(&dyn Suspend) + 'a>;
+
+/// Coroutine stacks, kept across executions so that an execution does not pay
+/// for `mmap`/`munmap` per thread.
+pub(crate) struct StackPool {
+    stack_size: usize,
+    free: Vec<DefaultStack>,
+}
+
+impl StackPool {
+    /// A pool handing out stacks of at least `stack_size` bytes.
+    pub(crate) fn new(stack_size: usize) -> Self {
+        StackPool { stack_size, free: Vec::new() }
+    }
+
+    fn take(&mut self) -> DefaultStack {
+        self.free.pop().unwrap_or_else(|| {
+            DefaultStack::new(self.stack_size).unwrap_or_else(|e| {
+                panic!("kase: could not allocate a {} byte stack for a model thread: {e}", self.stack_size)
+            })
+        })
+    }
+}
+
+/// The `corosensei` backend: a stackful coroutine per model thread.
+pub(crate) struct CoroutineThread {
+    coroutine: Coroutine<(), (), (), DefaultStack>,
+}
+
+impl CoroutineThread {
+    /// Creates a coroutine that will run `body` when first resumed.
+    ///
+    /// # Safety
+    ///
+    /// `body` may borrow data that lives for `'a` only. The caller must make
+    /// sure the coroutine has finished (and been recycled) or been abandoned
+    /// before `'a` ends; an abandoned coroutine is never resumed again, so the
+    /// borrowed data is not touched after that.
+    pub(crate) unsafe fn new<'a>(pool: &mut StackPool, body: Body<'a>) -> Box<dyn Continuation + 'a> {
+        let stack = pool.take();
+        let func = move |yielder: &Yielder<(), ()>, ()| body(yielder);
+        // SAFETY: the lifetime obligation is passed on to our caller (see the
+        // function's safety section); `()` inputs and outputs are 'static.
+        let coroutine = unsafe { Coroutine::with_stack_unchecked(stack, func) };
+        Box::new(CoroutineThread { coroutine })
+    }
+}
+
+impl Continuation for CoroutineThread {
+    fn resume(&mut self) -> Resumed {
+        match self.coroutine.resume(()) {
+            CoroutineResult::Yield(()) => Resumed::Suspended,
+            CoroutineResult::Return(()) => Resumed::Finished,
+        }
+    }
+
+    fn abandon(mut self: Box<Self>) {
+        // SAFETY: `force_reset` forgets the suspended frames without running
+        // their destructors. That is sound because the stack is then leaked,
+        // never unmapped or reused: whatever those frames own or pin stays
+        // valid memory forever, and leaking is always safe. Unwinding instead
+        // would run user destructors that may take model locks or panic a
+        // second time (an abort); an abandoned thread belongs to an execution
+        // that already failed, so this happens at most once per exploration.
+        unsafe { self.coroutine.force_reset() };
+        std::mem::forget(self);
+    }
+
+    fn recycle(self: Box<Self>, pool: &mut StackPool) {
+        pool.free.push(self.coroutine.into_stack());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    #[test]
+    fn coroutines_interleave_and_stacks_are_reused() {
+        let log = RefCell::new(Vec::new());
+        let mut pool = StackPool::new(64 * 1024);
+        for round in 0..3 {
+            // SAFETY: both coroutines finish before `log` goes out of scope.
+            let mut a = unsafe {
+                CoroutineThread::new(
+                    &mut pool,
+                    Box::new(|s: &dyn Suspend| {
+                        log.borrow_mut().push("a1");
+                        s.suspend();
+                        log.borrow_mut().push("a2");
+                    }),
+                )
+            };
+            // SAFETY: as above.
+            let mut b = unsafe {
+                CoroutineThread::new(&mut pool, Box::new(|_: &dyn Suspend| log.borrow_mut().push("b")))
+            };
+            assert_eq!(a.resume(), Resumed::Suspended);
+            assert_eq!(b.resume(), Resumed::Finished);
+            assert_eq!(a.resume(), Resumed::Finished);
+            a.recycle(&mut pool);
+            b.recycle(&mut pool);
+            assert_eq!(pool.free.len(), 2, "round {round}");
+        }
+        assert_eq!(log.borrow().len(), 9);
+    }
+
+    #[test]
+    fn abandoned_coroutine_does_not_run_destructors() {
+        struct Loud<'a>(&'a RefCell<bool>);
+        impl Drop for Loud<'_> {
+            fn drop(&mut self) {
+                *self.0.borrow_mut() = true;
+            }
+        }
+        let dropped = RefCell::new(false);
+        let mut pool = StackPool::new(64 * 1024);
+        // SAFETY: the coroutine is abandoned before `dropped` goes away.
+        let mut c = unsafe {
+            CoroutineThread::new(
+                &mut pool,
+                Box::new(|s: &dyn Suspend| {
+                    let _guard = Loud(&dropped);
+                    s.suspend();
+                }),
+            )
+        };
+        assert_eq!(c.resume(), Resumed::Suspended);
+        c.abandon();
+        assert!(!*dropped.borrow());
+    }
+}

@@ -1,0 +1,459 @@
+//! One execution of the model: the threads, the objects, the event log, and
+//! the driver loop that asks a [`Scheduler`] which thread runs next.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::panic::Location;
+
+use super::action::{Action, ObjectIdx, ObjectKind, OpKind, ThreadIdx};
+use super::clock::VectorClock;
+use super::continuation::{Body, Continuation, CoroutineThread, Resumed, StackPool, Suspend};
+use super::object::{ObjectDetail, ObjectHandle, ObjectState};
+use super::panic::{self, PanicInfo};
+use super::thread::{Pending, ThreadInterner, ThreadState};
+use super::EXECUTION;
+
+/// One visible operation that happened.
+#[derive(Clone, Debug)]
+pub struct Event {
+    /// What happened.
+    pub action: Action,
+    /// Where in the user's code.
+    pub location: &'static Location<'static>,
+    /// A value worth showing (loaded / stored value, spawned thread).
+    pub value: Option<u64>,
+    /// Dependence clock: for each thread, how many of its events precede this
+    /// one in the Mazurkiewicz trace (program order plus dependence).
+    pub clock: VectorClock,
+}
+
+/// Why an execution stopped early.
+pub enum Fault {
+    /// A model thread panicked and nothing caught it.
+    Panic {
+        /// The thread.
+        thread: ThreadIdx,
+        /// Message and location.
+        info: PanicInfo,
+        /// The original payload, to re-raise.
+        payload: Box<dyn Any + Send>,
+    },
+    /// No thread can run, and some have not finished.
+    Deadlock {
+        /// What each blocked thread waits to do.
+        blocked: Vec<(Action, &'static Location<'static>)>,
+    },
+    /// The execution exceeded `max_steps` visible operations.
+    Livelock {
+        /// The bound that was hit.
+        steps: u64,
+    },
+    /// The run did not follow the schedule it was told to follow.
+    Divergence {
+        /// What differed.
+        message: String,
+    },
+}
+
+impl std::fmt::Debug for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fault::Panic { thread, info, .. } => write!(f, "Panic({thread}: {})", info.message),
+            Fault::Deadlock { blocked } => write!(f, "Deadlock({} blocked)", blocked.len()),
+            Fault::Livelock { steps } => write!(f, "Livelock({steps})"),
+            Fault::Divergence { message } => write!(f, "Divergence({message})"),
+        }
+    }
+}
+
+/// A choice the scheduler must make: several threads could run next.
+pub(crate) struct ChoicePoint<'a> {
+    /// Threads whose pending operation is enabled, ascending.
+    pub enabled: &'a [ThreadIdx],
+    /// The thread that ran last.
+    pub current: ThreadIdx,
+    /// The execution so far.
+    #[allow(dead_code)] // read by the partial-order explorer
+    pub execution: &'a Execution,
+}
+
+/// Decides which thread runs at each choice point of an execution.
+pub(crate) trait Scheduler {
+    /// Picks one of `point.enabled`, or says why the run cannot go on (a
+    /// replayed schedule that no longer fits).
+    fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, String>;
+}
+
+/// Limits for one execution.
+pub(crate) struct Limits {
+    pub max_steps: u64,
+}
+
+/// What one execution produced.
+pub(crate) struct Outcome {
+    pub events: Vec<Event>,
+    /// Threads chosen at choice points, in order.
+    pub schedule: Vec<ThreadIdx>,
+    pub fault: Option<Fault>,
+    pub interner: ThreadInterner,
+    /// Kinds of the objects, by index.
+    pub objects: Vec<ObjectKind>,
+}
+
+/// The state of one execution, reachable from shims through [`super::with`].
+pub struct Execution {
+    stamp: u64,
+    threads: Vec<Option<ThreadState>>,
+    objects: Vec<ObjectState>,
+    events: Vec<Event>,
+    current: ThreadIdx,
+    interner: ThreadInterner,
+    unstarted: VecDeque<(ThreadIdx, Box<dyn FnOnce() + Send>)>,
+    fault: Option<Fault>,
+}
+
+impl Execution {
+    fn new(stamp: u64, interner: ThreadInterner) -> Self {
+        let mut exec = Execution {
+            stamp,
+            threads: Vec::new(),
+            objects: Vec::new(),
+            events: Vec::new(),
+            current: ThreadIdx::MAIN,
+            interner,
+            unstarted: VecDeque::new(),
+            fault: None,
+        };
+        let object = exec.add_object(ObjectDetail::Thread(ThreadIdx::MAIN));
+        exec.add_thread(ThreadState::new(ThreadIdx::MAIN, object, VectorClock::new()));
+        exec
+    }
+
+    /// The thread currently running.
+    pub fn current(&self) -> ThreadIdx {
+        self.current
+    }
+
+    /// The name given to `thread`, if any.
+    pub fn thread_name(&self, thread: ThreadIdx) -> Option<&str> {
+        self.interner.name(thread)
+    }
+
+    pub(crate) fn thread(&self, t: ThreadIdx) -> &ThreadState {
+        self.threads[t.index()].as_ref().expect("kase internal error: unknown thread")
+    }
+
+    pub(crate) fn thread_mut(&mut self, t: ThreadIdx) -> &mut ThreadState {
+        self.threads[t.index()].as_mut().expect("kase internal error: unknown thread")
+    }
+
+    pub(crate) fn object_mut(&mut self, object: ObjectIdx) -> &mut ObjectState {
+        &mut self.objects[object.0 as usize]
+    }
+
+    fn add_object(&mut self, detail: ObjectDetail) -> ObjectIdx {
+        self.objects.push(ObjectState::new(detail));
+        ObjectIdx(self.objects.len() as u32 - 1)
+    }
+
+    fn add_thread(&mut self, state: ThreadState) {
+        let i = state.idx.index();
+        if self.threads.len() <= i {
+            self.threads.resize_with(i + 1, || None);
+        }
+        self.threads[i] = Some(state);
+    }
+
+    /// The index of the object behind `handle` in this execution, registering
+    /// it on first use. `on_first_use` runs only then (e.g. to reset a
+    /// static's value to its initial one).
+    pub(crate) fn object(
+        &mut self,
+        handle: &ObjectHandle,
+        detail: impl FnOnce() -> ObjectDetail,
+        on_first_use: impl FnOnce(),
+    ) -> ObjectIdx {
+        if let Some(idx) = handle.lookup(self.stamp) {
+            return idx;
+        }
+        let idx = self.add_object(detail());
+        if !handle.register(self.stamp, idx) {
+            panic!(
+                "kase: a shim object (e.g. a `static`) is used by two model runs at once on different OS \
+                 threads; each run needs its own objects. Run these tests with `--test-threads=1`, or \
+                 create the objects inside the model closure."
+            );
+        }
+        on_first_use();
+        idx
+    }
+
+    fn is_enabled(&self, pending: &Pending) -> bool {
+        let Some(object) = pending.action.object else { return true };
+        match (&self.objects[object.0 as usize].detail, pending.action.kind) {
+            (ObjectDetail::Mutex(m), OpKind::Lock) => m.holder.is_none(),
+            (ObjectDetail::Thread(target), OpKind::Join) => self.thread(*target).finished,
+            _ => true,
+        }
+    }
+
+    fn enabled_threads(&self, out: &mut Vec<ThreadIdx>) {
+        out.clear();
+        for t in self.threads.iter().flatten() {
+            if let Some(p) = &t.pending {
+                if self.is_enabled(p) {
+                    out.push(t.idx);
+                }
+            }
+        }
+    }
+
+    /// Declares the current thread's next visible operation. Returns the
+    /// suspender to yield to if the scheduler must choose before it runs.
+    pub(crate) fn announce(
+        &mut self,
+        object: Option<ObjectIdx>,
+        kind: OpKind,
+        location: &'static Location<'static>,
+    ) -> Option<*const dyn Suspend> {
+        let action = Action { thread: self.current, object, kind };
+        let pending = Pending { action, location };
+        // A thread that is unwinding never switches away: std's panic count is
+        // per OS thread, and another model thread (or the driver) running
+        // while it is raised would see `panicking() == true` or abort on its
+        // own panic. Its remaining operations run without a choice point.
+        let switch = kind.is_scheduling_point() && !std::thread::panicking();
+        if !switch && !self.is_enabled(&pending) && self.fault.is_none() {
+            self.fault = Some(Fault::Deadlock { blocked: vec![(action, location)] });
+        }
+        let thread = self.thread_mut(action.thread);
+        thread.pending = Some(pending);
+        if switch {
+            thread.suspender
+        } else {
+            None
+        }
+    }
+
+    /// Performs the current thread's announced operation: records the event
+    /// with its dependence clock, then runs `effect`, which returns the
+    /// operation's result and a value worth showing in reports.
+    pub(crate) fn perform<R>(&mut self, effect: impl FnOnce(&mut Execution, &Action) -> (R, Option<u64>)) -> R {
+        let t = self.current;
+        let pending = self.thread_mut(t).pending.take().expect("kase internal error: nothing announced");
+        let action = pending.action;
+        let mut clock = self.thread(t).clock.clone();
+        if let Some(object) = action.object {
+            let obj = &mut self.objects[object.0 as usize];
+            clock.join(&obj.last_write);
+            if action.kind.writes() {
+                clock.join(&obj.reads);
+            }
+        }
+        let thread = self.thread_mut(t);
+        thread.events += 1;
+        clock.set(t, thread.events);
+        thread.clock = clock.clone();
+        if let Some(object) = action.object {
+            let obj = &mut self.objects[object.0 as usize];
+            if action.kind.writes() {
+                obj.last_write = clock.clone();
+                obj.reads.clear();
+            } else {
+                obj.reads.join(&clock);
+            }
+        }
+        self.events.push(Event { action, location: pending.location, value: None, clock });
+        let at = self.events.len() - 1;
+        let (result, value) = effect(self, &action);
+        self.events[at].value = value;
+        result
+    }
+
+    /// Creates a thread spawned by the current one (called from the spawn
+    /// operation's effect, so the child's clock starts after the spawn event).
+    pub(crate) fn spawn_child(&mut self, body: Box<dyn FnOnce() + Send>, name: Option<String>) -> ThreadIdx {
+        let parent = self.current;
+        let nth = {
+            let p = self.thread_mut(parent);
+            p.spawned += 1;
+            p.spawned - 1
+        };
+        let child = self.interner.child(parent, nth, name);
+        let object = self.add_object(ObjectDetail::Thread(child));
+        let clock = self.events.last().map(|e| e.clock.clone()).unwrap_or_default();
+        self.add_thread(ThreadState::new(child, object, clock));
+        self.unstarted.push_back((child, body));
+        child
+    }
+
+    /// The thread object of `thread`.
+    pub(crate) fn thread_object(&self, thread: ThreadIdx) -> ObjectIdx {
+        self.thread(thread).object
+    }
+
+    /// Whether `thread` has exited.
+    pub(crate) fn is_finished(&self, thread: ThreadIdx) -> bool {
+        self.thread(thread).finished
+    }
+
+    fn record_panic(&mut self, thread: ThreadIdx, payload: Box<dyn Any + Send>) {
+        let info = panic::take_last(&*payload);
+        if self.fault.is_none() {
+            self.fault = Some(Fault::Panic { thread, info, payload });
+        }
+    }
+
+    /// Announces the current thread's exit; returns the suspender to yield to
+    /// unless the execution already failed (then nothing will be scheduled).
+    fn announce_exit(&mut self) -> Option<*const dyn Suspend> {
+        let object = self.thread(self.current).object;
+        let suspender = self.announce(Some(object), OpKind::Exit, Location::caller());
+        if self.fault.is_some() {
+            None
+        } else {
+            suspender
+        }
+    }
+
+    fn perform_exit(&mut self) {
+        self.perform(|_, _| ((), None));
+        let thread = self.thread_mut(self.current);
+        thread.finished = true;
+        thread.suspender = None;
+    }
+}
+
+/// The body every model thread runs: the user's closure, then its exit.
+fn thread_body<'a>(thread: ThreadIdx, body: Box<dyn FnOnce() + 'a>) -> Body<'a> {
+    Box::new(move |suspender: &dyn Suspend| {
+        // SAFETY: only the lifetime is erased. The pointer is cleared in
+        // `perform_exit` before the body returns, and only dereferenced while
+        // this thread runs, i.e. while `suspender` is alive.
+        let erased: *const (dyn Suspend + 'static) = unsafe { std::mem::transmute(suspender as *const dyn Suspend) };
+        super::with(|e| e.thread_mut(thread).suspender = Some(erased));
+        if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+            super::with(|e| e.record_panic(thread, payload));
+        }
+        // Exiting is a scheduling point: `is_finished` may see it or not.
+        if let Some(suspender) = super::with(|e| e.announce_exit()) {
+            // SAFETY: we are inside this thread's body, so `suspender` is live.
+            unsafe { (*suspender).suspend() };
+        }
+        super::with(|e| e.perform_exit());
+    })
+}
+
+/// The continuations of one execution's threads, by [`ThreadIdx`].
+struct Continuations<'a, 'p> {
+    threads: Vec<Option<Box<dyn Continuation + 'a>>>,
+    pool: &'p mut StackPool,
+}
+
+impl<'a> Continuations<'a, '_> {
+    /// Creates thread `t` running `body` (not started yet).
+    ///
+    /// # Safety
+    ///
+    /// Whatever `body` borrows must outlive `self`: every continuation is
+    /// finished or abandoned when `self` is dropped.
+    unsafe fn start(&mut self, t: ThreadIdx, body: Body<'a>) {
+        if self.threads.len() <= t.index() {
+            self.threads.resize_with(t.index() + 1, || None);
+        }
+        // SAFETY: passed on to our caller.
+        self.threads[t.index()] = Some(unsafe { CoroutineThread::new(self.pool, body) });
+    }
+
+    /// Runs `t` until it suspends or finishes.
+    fn resume(&mut self, exec: &RefCell<Execution>, t: ThreadIdx) {
+        exec.borrow_mut().current = t;
+        let slot = &mut self.threads[t.index()];
+        let cont = slot.as_mut().expect("kase internal error: resuming a finished thread");
+        if cont.resume() == Resumed::Finished {
+            slot.take().expect("present").recycle(self.pool);
+        }
+    }
+}
+
+impl Drop for Continuations<'_, '_> {
+    fn drop(&mut self) {
+        for cont in self.threads.drain(..).flatten() {
+            cont.abandon();
+        }
+    }
+}
+
+/// Runs `main` once as a model, asking `scheduler` at every choice point.
+pub(crate) fn run(
+    main: &(dyn Fn() + Sync),
+    scheduler: &mut dyn Scheduler,
+    pool: &mut StackPool,
+    interner: ThreadInterner,
+    stamp: u64,
+    limits: &Limits,
+) -> Outcome {
+    panic::install_hook();
+    let exec = RefCell::new(Execution::new(stamp, interner));
+    let mut schedule = Vec::new();
+    EXECUTION.set(&exec, || {
+        let mut threads = Continuations { threads: Vec::new(), pool };
+        // SAFETY: `threads` is dropped at the end of this closure, before
+        // `main` and `exec` go away; its drop abandons unfinished threads.
+        unsafe { threads.start(ThreadIdx::MAIN, thread_body(ThreadIdx::MAIN, Box::new(main))) };
+        threads.resume(&exec, ThreadIdx::MAIN);
+
+        let mut enabled = Vec::new();
+        let mut steps = 0u64;
+        loop {
+            // Run newly spawned threads up to their first visible operation,
+            // so every live thread has a known pending action at each choice.
+            loop {
+                let next = exec.borrow_mut().unstarted.pop_front();
+                let Some((t, body)) = next else { break };
+                // SAFETY: as for the main thread; spawned bodies are 'static.
+                unsafe { threads.start(t, thread_body(t, body)) };
+                threads.resume(&exec, t);
+            }
+            let mut e = exec.borrow_mut();
+            if e.fault.is_some() {
+                break;
+            }
+            e.enabled_threads(&mut enabled);
+            if enabled.is_empty() {
+                let blocked: Vec<_> = e.threads.iter().flatten().filter_map(|t| t.pending).collect();
+                if !blocked.is_empty() {
+                    e.fault = Some(Fault::Deadlock { blocked: blocked.iter().map(|p| (p.action, p.location)).collect() });
+                }
+                break;
+            }
+            if steps >= limits.max_steps {
+                e.fault = Some(Fault::Livelock { steps });
+                break;
+            }
+            steps += 1;
+            let next = if enabled.len() == 1 {
+                enabled[0]
+            } else {
+                let point = ChoicePoint { enabled: &enabled, current: e.current, execution: &e };
+                match scheduler.choose(&point) {
+                    Ok(t) => {
+                        debug_assert!(enabled.contains(&t), "scheduler chose a disabled thread");
+                        schedule.push(t);
+                        t
+                    }
+                    Err(message) => {
+                        e.fault = Some(Fault::Divergence { message });
+                        break;
+                    }
+                }
+            };
+            drop(e);
+            threads.resume(&exec, next);
+        }
+    });
+    let exec = exec.into_inner();
+    let objects = exec.objects.iter().map(ObjectState::kind).collect();
+    Outcome { events: exec.events, schedule, fault: exec.fault, interner: exec.interner, objects }
+}

@@ -1,0 +1,51 @@
+//! One execution of a model: threads as continuations, objects, the event log
+//! with dependence clocks, and the driver loop.
+//!
+//! Shims call [`visible`] for every visible operation; the explorer drives
+//! [`run`] through the [`Scheduler`] trait and only ever sees [`Action`]s.
+
+pub mod action;
+pub mod clock;
+pub(crate) mod continuation;
+pub(crate) mod execution;
+pub mod object;
+pub mod panic;
+pub(crate) mod thread;
+
+use std::cell::RefCell;
+use std::panic::Location;
+
+pub use action::{Action, ObjectIdx, ObjectKind, OpKind, ThreadIdx};
+pub use execution::{Event, Execution, Fault};
+pub(crate) use execution::{run, ChoicePoint, Limits, Outcome, Scheduler};
+
+scoped_tls::scoped_thread_local!(static EXECUTION: RefCell<Execution>);
+
+/// Whether the calling code runs inside a model execution (on this OS thread).
+pub(crate) fn in_model() -> bool {
+    EXECUTION.is_set()
+}
+
+/// Runs `f` on the current execution. Must not be called re-entrantly, and
+/// never across a suspension.
+pub(crate) fn with<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
+    EXECUTION.with(|e| f(&mut e.borrow_mut()))
+}
+
+/// A visible operation of the current model thread: a scheduling point (the
+/// scheduler may run other threads first), then `effect` runs atomically and
+/// the event is recorded. `effect` returns the result and a value for reports.
+pub(crate) fn visible<R>(
+    object: Option<ObjectIdx>,
+    kind: OpKind,
+    location: &'static Location<'static>,
+    effect: impl FnOnce(&mut Execution, &Action) -> (R, Option<u64>),
+) -> R {
+    let suspender = with(|e| e.announce(object, kind, location));
+    if let Some(suspender) = suspender {
+        // SAFETY: the pointer was set by this thread's body and stays valid
+        // until the body returns; we are running inside that body.
+        unsafe { (*suspender).suspend() };
+    }
+    with(|e| e.perform(effect))
+}

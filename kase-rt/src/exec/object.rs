@@ -1,0 +1,132 @@
+//! Synchronisation objects: the handle a shim embeds, and the per-execution
+//! state kase keeps for each object.
+//!
+//! Shims are `const`-constructible, so an object cannot announce itself when
+//! it is created. It registers on first use in an execution instead: the
+//! handle remembers the execution's stamp and the object's index, and a stale
+//! stamp (a `static`, or an object from an earlier execution) means "new in
+//! this execution", which is how statics restart every execution.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+
+use super::action::{ObjectIdx, ObjectKind, ThreadIdx};
+use super::clock::VectorClock;
+
+/// Embedded in every shim object; `const`-constructible.
+#[derive(Debug)]
+pub struct ObjectHandle {
+    stamp: AtomicU64,
+    index: AtomicU32,
+}
+
+impl ObjectHandle {
+    /// A handle not yet registered in any execution.
+    pub const fn new() -> Self {
+        ObjectHandle { stamp: AtomicU64::new(0), index: AtomicU32::new(0) }
+    }
+
+    /// The object's index if it is registered in the execution `stamp`.
+    pub(crate) fn lookup(&self, stamp: u64) -> Option<ObjectIdx> {
+        // The handle is only written by the OS thread running the execution
+        // that owns `stamp`, so Relaxed suffices; cross-run sharing is caught
+        // in `register`.
+        (self.stamp.load(Ordering::Relaxed) == stamp).then(|| ObjectIdx(self.index.load(Ordering::Relaxed)))
+    }
+
+    /// Records that the object is `index` in the execution `stamp`. Returns
+    /// false if another model run, live on another OS thread, registered it
+    /// (a `static` shared by two tests running at once).
+    pub(crate) fn register(&self, stamp: u64, index: ObjectIdx) -> bool {
+        let previous = self.stamp.swap(stamp, Ordering::Relaxed);
+        self.index.store(index.0, Ordering::Relaxed);
+        previous == 0 || !LiveStamps::is_live_elsewhere(previous, stamp)
+    }
+}
+
+impl Default for ObjectHandle {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Execution stamps: unique per execution in the process, never 0. The high
+/// bits name the exploration (`session`), so the live-run check can tell
+/// "an earlier execution of mine" from "another test's run".
+pub(crate) struct LiveStamps;
+
+static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
+static LIVE_SESSIONS: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+const EXECUTION_BITS: u32 = 40;
+
+impl LiveStamps {
+    /// Starts an exploration; returns its session number.
+    pub(crate) fn open_session() -> u64 {
+        let session = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
+        LIVE_SESSIONS.lock().push(session);
+        session
+    }
+
+    /// Ends an exploration.
+    pub(crate) fn close_session(session: u64) {
+        LIVE_SESSIONS.lock().retain(|&s| s != session);
+    }
+
+    /// The stamp of execution number `execution` of `session`.
+    pub(crate) fn stamp(session: u64, execution: u64) -> u64 {
+        (session << EXECUTION_BITS) | (execution & ((1 << EXECUTION_BITS) - 1))
+    }
+
+    fn is_live_elsewhere(previous: u64, current: u64) -> bool {
+        let (prev_session, session) = (previous >> EXECUTION_BITS, current >> EXECUTION_BITS);
+        prev_session != session && LIVE_SESSIONS.lock().contains(&prev_session)
+    }
+}
+
+/// Per-execution state of a mutex.
+#[derive(Debug, Default)]
+pub(crate) struct MutexState {
+    pub holder: Option<ThreadIdx>,
+    pub poisoned: bool,
+}
+
+/// What kind-specific state an object has.
+#[derive(Debug)]
+pub(crate) enum ObjectDetail {
+    Atomic,
+    Mutex(MutexState),
+    /// The thread object of a model thread.
+    Thread(ThreadIdx),
+}
+
+/// Everything kase tracks about one object in one execution.
+#[derive(Debug)]
+pub(crate) struct ObjectState {
+    pub detail: ObjectDetail,
+    /// Dependence clock of the last writing event.
+    pub last_write: VectorClock,
+    /// Join of the dependence clocks of reads since the last write.
+    pub reads: VectorClock,
+}
+
+impl ObjectState {
+    pub(crate) fn new(detail: ObjectDetail) -> Self {
+        ObjectState { detail, last_write: VectorClock::new(), reads: VectorClock::new() }
+    }
+
+    pub(crate) fn kind(&self) -> ObjectKind {
+        match self.detail {
+            ObjectDetail::Atomic => ObjectKind::Atomic,
+            ObjectDetail::Mutex(_) => ObjectKind::Mutex,
+            ObjectDetail::Thread(_) => ObjectKind::Thread,
+        }
+    }
+
+    pub(crate) fn mutex(&mut self) -> &mut MutexState {
+        match &mut self.detail {
+            ObjectDetail::Mutex(m) => m,
+            other => panic!("kase internal error: object {other:?} used as a mutex"),
+        }
+    }
+}

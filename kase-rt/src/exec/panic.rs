@@ -1,0 +1,59 @@
+//! Panics inside model threads: capture message and location for the report
+//! instead of letting the default hook print once per failing execution.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::sync::Once;
+
+/// Where and why a model thread panicked.
+#[derive(Clone, Debug)]
+pub struct PanicInfo {
+    /// The panic message (payload rendered as text).
+    pub message: String,
+    /// `file:line:column` of the panic, if known.
+    pub location: Option<String>,
+}
+
+thread_local! {
+    static LAST_PANIC: RefCell<Option<PanicInfo>> = const { RefCell::new(None) };
+}
+
+/// Installs (once per process) a panic hook that, on an OS thread currently
+/// running a model, records the panic instead of printing it. Panics anywhere
+/// else go to the hook that was installed before.
+pub(crate) fn install_hook() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if super::in_model() {
+                let captured = PanicInfo {
+                    message: payload_message(info.payload()),
+                    location: info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column())),
+                };
+                LAST_PANIC.with(|p| *p.borrow_mut() = Some(captured));
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// The panic recorded by the hook for the payload just caught, or the payload
+/// itself rendered if the hook did not see it (`resume_unwind` skips hooks).
+pub(crate) fn take_last(payload: &(dyn Any + Send)) -> PanicInfo {
+    LAST_PANIC
+        .with(|p| p.borrow_mut().take())
+        .unwrap_or_else(|| PanicInfo { message: payload_message(payload), location: None })
+}
+
+/// Renders a panic payload the way std's hook does.
+pub fn payload_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&'static str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "Box<dyn Any>".to_owned()
+    }
+}

@@ -1,0 +1,70 @@
+//! Per-execution state of model threads, and the interner that gives every
+//! logical thread the same [`ThreadIdx`] in every execution.
+
+use std::collections::HashMap;
+use std::panic::Location;
+
+use super::action::{Action, ObjectIdx, ThreadIdx};
+use super::clock::VectorClock;
+use super::continuation::Suspend;
+
+/// Names threads by spawn path: the `k`-th child of a parent is the same
+/// logical thread in every execution, whatever ran in between.
+#[derive(Debug, Default)]
+pub(crate) struct ThreadInterner {
+    by_path: HashMap<(ThreadIdx, u32), ThreadIdx>,
+    names: Vec<Option<String>>,
+}
+
+impl ThreadInterner {
+    pub(crate) fn new() -> Self {
+        ThreadInterner { by_path: HashMap::new(), names: vec![Some("main".to_owned())] }
+    }
+
+    /// The index of the `nth` thread spawned by `parent`.
+    pub(crate) fn child(&mut self, parent: ThreadIdx, nth: u32, name: Option<String>) -> ThreadIdx {
+        let next = ThreadIdx(self.names.len() as u32);
+        let idx = *self.by_path.entry((parent, nth)).or_insert(next);
+        if idx == next {
+            self.names.push(name);
+        } else if name.is_some() {
+            self.names[idx.index()] = name;
+        }
+        idx
+    }
+
+    /// The thread's name, if it has one.
+    pub(crate) fn name(&self, thread: ThreadIdx) -> Option<&str> {
+        self.names.get(thread.index()).and_then(|n| n.as_deref())
+    }
+}
+
+/// A visible operation a thread is waiting to perform.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pending {
+    pub action: Action,
+    pub location: &'static Location<'static>,
+}
+
+/// One model thread in one execution.
+pub(crate) struct ThreadState {
+    pub idx: ThreadIdx,
+    /// Its thread object (target of spawn and join).
+    pub object: ObjectIdx,
+    /// Dependence clock of its last event (its causal past).
+    pub clock: VectorClock,
+    /// Number of events so far.
+    pub events: u32,
+    /// Children spawned so far (for naming them).
+    pub spawned: u32,
+    pub pending: Option<Pending>,
+    pub finished: bool,
+    /// Set while its body runs; valid until the body returns.
+    pub suspender: Option<*const dyn Suspend>,
+}
+
+impl ThreadState {
+    pub(crate) fn new(idx: ThreadIdx, object: ObjectIdx, clock: VectorClock) -> Self {
+        ThreadState { idx, object, clock, events: 0, spawned: 0, pending: None, finished: false, suspender: None }
+    }
+}

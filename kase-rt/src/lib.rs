@@ -1,0 +1,65 @@
+//! The runtime of [kase](https://docs.rs/kase): instrumented drop-in
+//! replacements for std's synchronisation primitives, a cooperative scheduler
+//! that runs one model thread at a time, and the explorers that run a model
+//! once per behaviour.
+//!
+//! Most users depend on the `kase` facade crate instead, which re-exports this
+//! crate and adds `#[kase::test]`.
+//!
+//! Layout (data flows one way): [`shim`] (what user code calls) → `exec` (one
+//! execution: threads, objects, events) → `explore` (which schedule next) →
+//! `report` (failures and schedules).
+//!
+//! ```
+//! use kase_rt::sync::atomic::{AtomicUsize, Ordering};
+//! use kase_rt::sync::Arc;
+//! use kase_rt::thread;
+//!
+//! // A lost update: both threads may read 0 before either writes.
+//! let report = kase_rt::Builder::new().explore(|| {
+//!     let n = Arc::new(AtomicUsize::new(0));
+//!     let m = n.clone();
+//!     let t = thread::spawn(move || {
+//!         let v = m.load(Ordering::SeqCst);
+//!         m.store(v + 1, Ordering::SeqCst);
+//!     });
+//!     let v = n.load(Ordering::SeqCst);
+//!     n.store(v + 1, Ordering::SeqCst);
+//!     t.join().unwrap();
+//!     assert_eq!(n.load(Ordering::SeqCst), 2, "lost update");
+//! });
+//! let failure = report.failure().expect("kase finds the lost update");
+//! assert_eq!(failure.kind(), kase_rt::FailureKind::Panic);
+//! assert_eq!(failure.message(), Some("lost update"));
+//! ```
+
+mod builder;
+mod exec;
+mod explore;
+mod report;
+pub mod shim;
+
+pub use builder::{model, Builder, DEFAULT_MAX_STEPS, DEFAULT_STACK_SIZE};
+pub use explore::Strategy;
+pub use report::{Failure, FailureKind, Report, Schedule, ScheduleParseError};
+
+/// Drop-in replacements for `std::sync`.
+pub mod sync {
+    pub use crate::shim::mutex::{Mutex, MutexGuard};
+    pub use std::sync::{Arc, LockResult, PoisonError, TryLockError, TryLockResult, Weak};
+
+    /// Drop-in replacements for `std::sync::atomic`.
+    pub mod atomic {
+        pub use crate::shim::atomic::*;
+    }
+}
+
+/// Drop-in replacements for `std::thread`.
+pub mod thread {
+    pub use crate::shim::thread::*;
+}
+
+/// Drop-in replacements for `std::hint`.
+pub mod hint {
+    pub use crate::shim::hint::*;
+}

@@ -1,0 +1,89 @@
+//! What an exploration found: the [`Report`], its [`Failure`], and schedules.
+
+mod failure;
+mod schedule;
+
+use std::fmt;
+use std::time::Duration;
+
+pub use failure::{Failure, FailureKind};
+pub(crate) use failure::Names;
+pub use schedule::{Schedule, ScheduleParseError};
+
+/// The result of an exploration.
+///
+/// ```
+/// let report = kase_rt::Builder::new().explore(|| {});
+/// assert!(report.complete());
+/// assert_eq!(report.executions(), 1);
+/// assert!(report.failure().is_none());
+/// ```
+#[derive(Debug)]
+pub struct Report {
+    pub(crate) executions: u64,
+    pub(crate) traces: Option<u64>,
+    pub(crate) sleep_set_blocked: u64,
+    pub(crate) complete: bool,
+    pub(crate) stopped_by: Option<String>,
+    pub(crate) failure: Option<Failure>,
+    pub(crate) duration: Duration,
+}
+
+impl Report {
+    /// Complete executions explored (including a failing one).
+    pub fn executions(&self) -> u64 {
+        self.executions
+    }
+
+    /// Distinct Mazurkiewicz traces among the executions, counted by the
+    /// `Exhaustive` strategy (`None` for the others, which do not count them).
+    pub fn traces(&self) -> Option<u64> {
+        self.traces
+    }
+
+    /// Redundant executions: ones that added no new trace because the
+    /// explorer could not avoid them (0 for an optimal exploration).
+    pub fn sleep_set_blocked(&self) -> u64 {
+        self.sleep_set_blocked
+    }
+
+    /// Whether every behaviour was explored: false if a budget
+    /// (`max_executions`, `max_duration`) cut the exploration short, or if it
+    /// stopped at a failure.
+    pub fn complete(&self) -> bool {
+        self.complete
+    }
+
+    /// The failure found, if any. Exploration stops at the first one.
+    pub fn failure(&self) -> Option<&Failure> {
+        self.failure.as_ref()
+    }
+
+    /// Wall-clock time spent.
+    pub fn duration(&self) -> Duration {
+        self.duration
+    }
+
+    pub(crate) fn take_failure(&mut self) -> Option<Failure> {
+        self.failure.take()
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(failure) = &self.failure {
+            writeln!(f, "{failure}")?;
+            writeln!(f)?;
+        }
+        write!(f, "kase: {} execution{}", self.executions, if self.executions == 1 { "" } else { "s" })?;
+        if let Some(traces) = self.traces {
+            write!(f, ", {traces} distinct trace{}", if traces == 1 { "" } else { "s" })?;
+        }
+        write!(f, " in {:.2?}", self.duration)?;
+        match (&self.failure, &self.stopped_by) {
+            (Some(_), _) => write!(f, "; stopped at the first failure"),
+            (None, Some(budget)) => write!(f, "; INCOMPLETE: stopped by {budget}"),
+            (None, None) => write!(f, "; complete"),
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! `std::sync::atomic` shims: every stable method of std's atomics, with
+//! std's signatures.
+//!
+//! Each shim wraps the std atomic it mirrors, so outside a model it *is* that
+//! atomic. Inside a model every access is a visible operation on the
+//! location, explored under sequential consistency; the first access in each
+//! execution resets the value to the one it was constructed with, so
+//! `static`s restart with every execution. `compare_exchange_weak` never
+//! fails spuriously in a model.
+
+use std::fmt;
+use std::panic::Location;
+
+use crate::exec::object::{ObjectDetail, ObjectHandle};
+use crate::exec::{self, OpKind};
+
+pub use std::sync::atomic::{compiler_fence, Ordering};
+
+/// An atomic access: in a model, a visible operation of kind `kind` on the
+/// location behind `handle`; outside, just `op`.
+#[track_caller]
+#[inline]
+fn access<R>(handle: &ObjectHandle, reset: impl FnOnce(), kind: OpKind, op: impl FnOnce() -> R, shown: impl FnOnce(&R) -> u64) -> R {
+    if !exec::in_model() {
+        return op();
+    }
+    let location = Location::caller();
+    let object = exec::with(|e| e.object(handle, || ObjectDetail::Atomic, reset));
+    exec::visible(Some(object), kind, location, |_, _| {
+        let result = op();
+        let value = shown(&result);
+        (result, Some(value))
+    })
+}
+
+/// Registers the location without a visible operation, for methods that take
+/// `&mut self` or `self` (nothing can run concurrently with them).
+fn touch(handle: &ObjectHandle, reset: impl FnOnce()) {
+    if exec::in_model() {
+        exec::with(|e| e.object(handle, || ObjectDetail::Atomic, reset));
+    }
+}
+
+/// An atomic fence, like [`std::sync::atomic::fence`]. Under the sequentially
+/// consistent exploration it adds no interleavings.
+#[track_caller]
+pub fn fence(order: Ordering) {
+    std::sync::atomic::fence(order);
+    if exec::in_model() {
+        exec::visible(None, OpKind::Fence, Location::caller(), |_, _| ((), None));
+    }
+}
+
+/// Methods shared by every atomic shim (`$int` is the value type).
+macro_rules! atomic_common {
+    ($(<$g:ident>)? $name:ident, $int:ty, $show:expr) => {
+        impl$(<$g>)? $name$(<$g>)? {
+            fn reset(&self) -> impl FnOnce() + '_ {
+                move || self.inner.store(self.init, Ordering::Relaxed)
+            }
+
+            #[track_caller]
+            #[inline]
+            fn access<R>(&self, kind: OpKind, op: impl FnOnce() -> R, shown: impl FnOnce(&R) -> u64) -> R {
+                access(&self.handle, self.reset(), kind, op, shown)
+            }
+
+            /// Mutable access to the value; no synchronisation needed.
+            pub fn get_mut(&mut self) -> &mut $int {
+                touch(&self.handle, self.reset());
+                self.inner.get_mut()
+            }
+
+            /// Consumes the atomic and returns the value.
+            pub fn into_inner(self) -> $int {
+                touch(&self.handle, self.reset());
+                self.inner.into_inner()
+            }
+
+            /// A raw pointer to the value. Accesses through it are not seen by
+            /// kase (as in std, they must not race with atomic accesses).
+            pub const fn as_ptr(&self) -> *mut $int {
+                self.inner.as_ptr()
+            }
+
+            /// Loads the value.
+            ///
+            /// # Panics
+            ///
+            /// If `order` is `Release` or `AcqRel`, as std does.
+            #[track_caller]
+            pub fn load(&self, order: Ordering) -> $int {
+                self.access(OpKind::Load, || self.inner.load(order), |v| $show(*v))
+            }
+
+            /// Stores a value.
+            ///
+            /// # Panics
+            ///
+            /// If `order` is `Acquire` or `AcqRel`, as std does.
+            #[track_caller]
+            pub fn store(&self, val: $int, order: Ordering) {
+                self.access(OpKind::Store, || self.inner.store(val, order), |_| $show(val))
+            }
+
+            /// Stores a value, returning the previous one.
+            #[track_caller]
+            pub fn swap(&self, val: $int, order: Ordering) -> $int {
+                self.access(OpKind::Rmw, || self.inner.swap(val, order), |v| $show(*v))
+            }
+
+            /// Stores `new` if the value is `current`; returns the previous
+            /// value, `Ok` if it was `current`.
+            #[track_caller]
+            pub fn compare_exchange(&self, current: $int, new: $int, success: Ordering, failure: Ordering) -> Result<$int, $int> {
+                self.access(
+                    OpKind::CompareExchange,
+                    || self.inner.compare_exchange(current, new, success, failure),
+                    |r| match r {
+                        Ok(v) | Err(v) => $show(*v),
+                    },
+                )
+            }
+
+            /// Like [`compare_exchange`](Self::compare_exchange); std allows it
+            /// to fail spuriously, kase's model never does.
+            #[track_caller]
+            pub fn compare_exchange_weak(&self, current: $int, new: $int, success: Ordering, failure: Ordering) -> Result<$int, $int> {
+                self.access(
+                    OpKind::CompareExchange,
+                    || self.inner.compare_exchange_weak(current, new, success, failure),
+                    |r| match r {
+                        Ok(v) | Err(v) => $show(*v),
+                    },
+                )
+            }
+
+            /// Fetches the value and applies `f` to it, retrying with
+            /// `compare_exchange_weak` as std does (each attempt is a load or a
+            /// compare-exchange the scheduler can interleave).
+            #[track_caller]
+            pub fn fetch_update<F>(&self, set_order: Ordering, fetch_order: Ordering, mut f: F) -> Result<$int, $int>
+            where
+                F: FnMut($int) -> Option<$int>,
+            {
+                let mut prev = self.load(fetch_order);
+                while let Some(next) = f(prev) {
+                    match self.compare_exchange_weak(prev, next, set_order, fetch_order) {
+                        Ok(x) => return Ok(x),
+                        Err(next_prev) => prev = next_prev,
+                    }
+                }
+                Err(prev)
+            }
+        }
+
+        impl$(<$g>)? From<$int> for $name$(<$g>)? {
+            fn from(v: $int) -> Self {
+                Self::new(v)
+            }
+        }
+    };
+}
+
+/// Read-modify-write methods taking an operand (`fetch_add`, ...).
+macro_rules! fetch_ops {
+    ($name:ident, $int:ty, $show:expr, $($op:ident: $doc:literal),*) => {
+        impl $name {
+            $(
+                #[doc = $doc]
+                #[doc = " Returns the previous value."]
+                #[track_caller]
+                pub fn $op(&self, val: $int, order: Ordering) -> $int {
+                    self.access(OpKind::Rmw, || self.inner.$op(val, order), |v| $show(*v))
+                }
+            )*
+        }
+    };
+}
+
+macro_rules! atomic_int {
+    ($($name:ident, $int:ty;)*) => {$(
+        #[doc = concat!("An integer that can be shared between threads, like [`std::sync::atomic::", stringify!($name), "`].")]
+        ///
+        /// ```
+        #[doc = concat!("use kase_rt::sync::atomic::{", stringify!($name), ", Ordering};")]
+        #[doc = concat!("static HITS: ", stringify!($name), " = ", stringify!($name), "::new(0);")]
+        /// HITS.fetch_add(1, Ordering::Relaxed);
+        /// assert!(HITS.load(Ordering::Relaxed) >= 1);
+        /// ```
+        pub struct $name {
+            handle: ObjectHandle,
+            init: $int,
+            inner: std::sync::atomic::$name,
+        }
+
+        impl $name {
+            /// Creates a new atomic integer.
+            pub const fn new(v: $int) -> Self {
+                $name { handle: ObjectHandle::new(), init: v, inner: std::sync::atomic::$name::new(v) }
+            }
+        }
+
+        atomic_common!($name, $int, |v: $int| v as u64);
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new(0)
+            }
+        }
+        fetch_ops!($name, $int, |v: $int| v as u64,
+            fetch_add: "Adds to the value, wrapping on overflow.",
+            fetch_sub: "Subtracts from the value, wrapping on overflow.",
+            fetch_and: "Bitwise and with the value.",
+            fetch_nand: "Bitwise nand with the value.",
+            fetch_or: "Bitwise or with the value.",
+            fetch_xor: "Bitwise xor with the value.",
+            fetch_max: "Maximum of the value and the argument.",
+            fetch_min: "Minimum of the value and the argument.");
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Debug::fmt(&self.load(Ordering::Relaxed), f)
+            }
+        }
+    )*};
+}
+
+atomic_int! {
+    AtomicI8, i8;
+    AtomicI16, i16;
+    AtomicI32, i32;
+    AtomicI64, i64;
+    AtomicIsize, isize;
+    AtomicU8, u8;
+    AtomicU16, u16;
+    AtomicU32, u32;
+    AtomicU64, u64;
+    AtomicUsize, usize;
+}
+
+/// A boolean that can be shared between threads, like [`std::sync::atomic::AtomicBool`].
+///
+/// ```
+/// use kase_rt::sync::atomic::{AtomicBool, Ordering};
+/// let flag = AtomicBool::new(false);
+/// assert!(!flag.fetch_or(true, Ordering::AcqRel));
+/// assert!(flag.load(Ordering::Acquire));
+/// ```
+pub struct AtomicBool {
+    handle: ObjectHandle,
+    init: bool,
+    inner: std::sync::atomic::AtomicBool,
+}
+
+impl AtomicBool {
+    /// Creates a new atomic boolean.
+    pub const fn new(v: bool) -> Self {
+        AtomicBool { handle: ObjectHandle::new(), init: v, inner: std::sync::atomic::AtomicBool::new(v) }
+    }
+
+    /// Logical not of the value. Returns the previous value.
+    #[track_caller]
+    pub fn fetch_not(&self, order: Ordering) -> bool {
+        self.access(OpKind::Rmw, || self.inner.fetch_xor(true, order), |v| u64::from(*v))
+    }
+}
+
+atomic_common!(AtomicBool, bool, u64::from);
+
+impl Default for AtomicBool {
+    fn default() -> Self {
+        Self::new(false)
+    }
+}
+
+impl<T> Default for AtomicPtr<T> {
+    fn default() -> Self {
+        AtomicPtr::new(std::ptr::null_mut())
+    }
+}
+fetch_ops!(AtomicBool, bool, u64::from,
+    fetch_and: "Logical and with the value.",
+    fetch_nand: "Logical nand with the value.",
+    fetch_or: "Logical or with the value.",
+    fetch_xor: "Logical xor with the value.");
+
+impl fmt::Debug for AtomicBool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.load(Ordering::Relaxed), f)
+    }
+}
+
+/// A raw pointer that can be shared between threads, like [`std::sync::atomic::AtomicPtr`].
+///
+/// ```
+/// use kase_rt::sync::atomic::{AtomicPtr, Ordering};
+/// let mut value = 5;
+/// let p = AtomicPtr::new(std::ptr::null_mut());
+/// p.store(&mut value, Ordering::Release);
+/// assert_eq!(unsafe { *p.load(Ordering::Acquire) }, 5);
+/// ```
+pub struct AtomicPtr<T> {
+    handle: ObjectHandle,
+    init: *mut T,
+    inner: std::sync::atomic::AtomicPtr<T>,
+}
+
+// SAFETY: as std's AtomicPtr, which is Send and Sync for every T; `init` is
+// only ever copied into `inner`, never dereferenced.
+unsafe impl<T> Send for AtomicPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for AtomicPtr<T> {}
+
+impl<T> AtomicPtr<T> {
+    /// Creates a new atomic pointer.
+    pub const fn new(p: *mut T) -> Self {
+        AtomicPtr { handle: ObjectHandle::new(), init: p, inner: std::sync::atomic::AtomicPtr::new(p) }
+    }
+}
+
+atomic_common!(<T> AtomicPtr, *mut T, |p: *mut T| p as usize as u64);
+
+impl<T> fmt::Debug for AtomicPtr<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.load(Ordering::Relaxed), f)
+    }
+}
+
+impl<T> fmt::Pointer for AtomicPtr<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Pointer::fmt(&self.load(Ordering::Relaxed), f)
+    }
+}

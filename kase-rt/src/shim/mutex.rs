@@ -1,0 +1,261 @@
+//! `Mutex` and `MutexGuard` with std's signatures and poisoning.
+//!
+//! Outside a model: a `parking_lot` raw mutex plus a poison flag, like std.
+//! Inside: lock state and poison live in the execution (so they restart with
+//! every execution), and lock / try_lock / unlock are visible operations.
+
+use std::cell::UnsafeCell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
+use std::panic::Location;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
+
+use parking_lot::lock_api::RawMutex as _;
+
+use crate::exec::object::{ObjectDetail, ObjectHandle};
+use crate::exec::{self, ObjectIdx, OpKind};
+
+/// A mutual exclusion primitive, a drop-in for [`std::sync::Mutex`].
+///
+/// ```
+/// use kase_rt::sync::Mutex;
+///
+/// static COUNT: Mutex<u32> = Mutex::new(0); // `const fn new`, as in std
+/// *COUNT.lock().unwrap() += 1;
+/// assert!(*COUNT.lock().unwrap() >= 1);
+/// ```
+pub struct Mutex<T: ?Sized> {
+    handle: ObjectHandle,
+    raw: parking_lot::RawMutex,
+    poisoned: AtomicBool,
+    data: UnsafeCell<T>,
+}
+
+// SAFETY: as for std's Mutex: the lock hands out `&mut T` to one thread at a
+// time (in a model, to one model thread at a time), so `T: Send` suffices.
+unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
+// SAFETY: as above.
+unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
+
+/// RAII guard of a locked [`Mutex`]; unlocks when dropped.
+#[must_use = "if unused the Mutex will immediately unlock"]
+pub struct MutexGuard<'a, T: ?Sized> {
+    lock: &'a Mutex<T>,
+    /// The mutex's object in the model execution, or `None` for a real lock.
+    object: Option<ObjectIdx>,
+    _not_send: PhantomData<*const ()>,
+}
+
+// SAFETY: as for std's MutexGuard: sharing the guard only shares `&T`.
+unsafe impl<T: ?Sized + Sync> Sync for MutexGuard<'_, T> {}
+
+impl<T> Mutex<T> {
+    /// Creates an unlocked mutex.
+    pub const fn new(t: T) -> Self {
+        Mutex {
+            handle: ObjectHandle::new(),
+            raw: parking_lot::RawMutex::INIT,
+            poisoned: AtomicBool::new(false),
+            data: UnsafeCell::new(t),
+        }
+    }
+
+    /// Consumes the mutex, returning the data; `Err` if it is poisoned.
+    pub fn into_inner(self) -> LockResult<T>
+    where
+        T: Sized,
+    {
+        let poisoned = self.poison_state();
+        let data = self.data.into_inner();
+        if poisoned {
+            Err(PoisonError::new(data))
+        } else {
+            Ok(data)
+        }
+    }
+}
+
+impl<T: ?Sized> Mutex<T> {
+    fn model_object(&self) -> ObjectIdx {
+        exec::with(|e| e.object(&self.handle, || ObjectDetail::Mutex(Default::default()), || {}))
+    }
+
+    fn guard(&self, object: Option<ObjectIdx>, poisoned: bool) -> LockResult<MutexGuard<'_, T>> {
+        let guard = MutexGuard { lock: self, object, _not_send: PhantomData };
+        if poisoned {
+            Err(PoisonError::new(guard))
+        } else {
+            Ok(guard)
+        }
+    }
+
+    /// Acquires the mutex, blocking the current thread until it is able to do
+    /// so. `Err` (still holding the lock) if a thread panicked while holding it.
+    ///
+    /// Locking a mutex the current thread already holds never returns: in a
+    /// model that is reported as a deadlock.
+    #[track_caller]
+    pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
+        if !exec::in_model() {
+            self.raw.lock();
+            return self.guard(None, self.poisoned.load(Ordering::Relaxed));
+        }
+        let object = self.model_object();
+        let poisoned = exec::visible(Some(object), OpKind::Lock, Location::caller(), |e, action| {
+            let m = e.object_mut(object).mutex();
+            m.holder = Some(action.thread);
+            (m.poisoned, None)
+        });
+        self.guard(Some(object), poisoned)
+    }
+
+    /// Attempts to acquire the mutex without blocking.
+    #[track_caller]
+    pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
+        let (object, acquired) = if !exec::in_model() {
+            (None, self.raw.try_lock().then(|| self.poisoned.load(Ordering::Relaxed)))
+        } else {
+            let object = self.model_object();
+            let acquired = exec::visible(Some(object), OpKind::TryLock, Location::caller(), |e, action| {
+                let m = e.object_mut(object).mutex();
+                let acquired = m.holder.is_none().then_some(m.poisoned);
+                if acquired.is_some() {
+                    m.holder = Some(action.thread);
+                }
+                (acquired, Some(u64::from(acquired.is_some())))
+            });
+            (Some(object), acquired)
+        };
+        match acquired {
+            None => Err(TryLockError::WouldBlock),
+            Some(poisoned) => self.guard(object, poisoned).map_err(TryLockError::Poisoned),
+        }
+    }
+
+    /// Whether a thread panicked while holding the lock.
+    #[track_caller]
+    pub fn is_poisoned(&self) -> bool {
+        if !exec::in_model() {
+            return self.poisoned.load(Ordering::Relaxed);
+        }
+        let object = self.model_object();
+        exec::visible(Some(object), OpKind::IsPoisoned, Location::caller(), |e, _| {
+            let p = e.object_mut(object).mutex().poisoned;
+            (p, Some(u64::from(p)))
+        })
+    }
+
+    /// Clears the poisoned state.
+    #[track_caller]
+    pub fn clear_poison(&self) {
+        if !exec::in_model() {
+            return self.poisoned.store(false, Ordering::Relaxed);
+        }
+        let object = self.model_object();
+        exec::visible(Some(object), OpKind::ClearPoison, Location::caller(), |e, _| {
+            e.object_mut(object).mutex().poisoned = false;
+            ((), None)
+        })
+    }
+
+    /// Mutable access to the data; no locking needed since `&mut self` is
+    /// exclusive. `Err` if the mutex is poisoned.
+    pub fn get_mut(&mut self) -> LockResult<&mut T> {
+        let poisoned = self.poison_state();
+        let data = self.data.get_mut();
+        if poisoned {
+            Err(PoisonError::new(data))
+        } else {
+            Ok(data)
+        }
+    }
+
+    /// Poison state without a scheduling point, for `&mut self`/`self` methods
+    /// (exclusive access: nothing can run concurrently with them).
+    fn poison_state(&self) -> bool {
+        if exec::in_model() {
+            let object = self.model_object();
+            exec::with(|e| e.object_mut(object).mutex().poisoned)
+        } else {
+            self.poisoned.load(Ordering::Relaxed)
+        }
+    }
+}
+
+impl<T: ?Sized> Drop for MutexGuard<'_, T> {
+    #[track_caller]
+    fn drop(&mut self) {
+        let poison = std::thread::panicking();
+        match self.object {
+            None => {
+                if poison {
+                    self.lock.poisoned.store(true, Ordering::Relaxed);
+                }
+                // SAFETY: this guard holds the real lock (it was created by a
+                // successful `lock`/`try_lock` outside a model).
+                unsafe { self.lock.raw.unlock() };
+            }
+            Some(object) => exec::visible(Some(object), OpKind::Unlock, Location::caller(), |e, _| {
+                let m = e.object_mut(object).mutex();
+                m.holder = None;
+                m.poisoned |= poison;
+                ((), None)
+            }),
+        }
+    }
+}
+
+impl<T: ?Sized> Deref for MutexGuard<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // SAFETY: the guard holds the lock, so no one else accesses the data.
+        unsafe { &*self.lock.data.get() }
+    }
+}
+
+impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: the guard holds the lock, so no one else accesses the data.
+        unsafe { &mut *self.lock.data.get() }
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for MutexGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized + fmt::Display> fmt::Display for MutexGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Mutex");
+        match self.try_lock() {
+            Ok(guard) => d.field("data", &&*guard),
+            Err(TryLockError::Poisoned(err)) => d.field("data", &&**err.get_ref()),
+            Err(TryLockError::WouldBlock) => d.field("data", &format_args!("<locked>")),
+        };
+        d.field("poisoned", &self.is_poisoned());
+        d.finish_non_exhaustive()
+    }
+}
+
+impl<T: Default> Default for Mutex<T> {
+    fn default() -> Self {
+        Mutex::new(T::default())
+    }
+}
+
+impl<T> From<T> for Mutex<T> {
+    fn from(t: T) -> Self {
+        Mutex::new(t)
+    }
+}

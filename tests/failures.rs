@@ -1,0 +1,152 @@
+//! Failures: panics, deadlocks, livelocks, and what their reports say.
+
+use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use kase::sync::{Arc, Mutex};
+use kase::{thread, Builder, FailureKind, Strategy};
+
+#[test]
+fn panic_in_spawned_thread_is_reported_with_message_and_location() {
+    let report = Builder::new().explore(|| {
+        let x = Arc::new(AtomicUsize::new(0));
+        let x2 = x.clone();
+        let t = thread::spawn(move || {
+            let v = x2.load(SeqCst);
+            assert_eq!(v, 0, "the writer got there first");
+        });
+        x.store(1, SeqCst);
+        t.join().unwrap();
+    });
+    let failure = report.failure().expect("the assertion can fail");
+    assert_eq!(failure.kind(), FailureKind::Panic);
+    assert!(failure.message().unwrap().contains("the writer got there first"));
+    let text = failure.to_string();
+    assert!(text.contains("the writer got there first"), "{text}");
+    assert!(text.contains("tests/failures.rs:"), "report names the test file: {text}");
+    assert!(text.contains("thread 1 panicked at tests/failures.rs:"), "{text}");
+    assert!(text.contains("store atomic#"), "{text}");
+    assert!(text.contains(&failure.schedule().to_string()), "{text}");
+    assert!(!report.complete());
+}
+
+#[test]
+fn abba_lock_order_is_a_deadlock_naming_both_threads() {
+    let report = Builder::new().explore(|| {
+        let a = Arc::new(Mutex::new(()));
+        let b = Arc::new(Mutex::new(()));
+        let (a2, b2) = (a.clone(), b.clone());
+        let t = thread::spawn(move || {
+            let _b = b2.lock().unwrap();
+            let _a = a2.lock().unwrap();
+        });
+        {
+            let _a = a.lock().unwrap();
+            let _b = b.lock().unwrap();
+        }
+        t.join().unwrap();
+    });
+    let failure = report.failure().expect("ABBA deadlocks");
+    assert_eq!(failure.kind(), FailureKind::Deadlock);
+    let text = failure.to_string();
+    assert!(text.contains("main is blocked: waits to lock mutex#"), "{text}");
+    assert!(text.contains("thread 1 is blocked: waits to lock mutex#"), "{text}");
+    assert_eq!(text.matches("tests/failures.rs:").count() >= 2, true, "{text}");
+}
+
+#[test]
+fn relocking_a_held_mutex_is_a_deadlock() {
+    let report = Builder::new().explore(|| {
+        let m = Mutex::new(0);
+        let _g = m.lock().unwrap();
+        let _h = m.lock().unwrap();
+    });
+    assert_eq!(report.failure().map(|f| f.kind()), Some(FailureKind::Deadlock));
+}
+
+#[test]
+fn endless_spinning_is_a_livelock_at_max_steps() {
+    let report = Builder::new().max_steps(200).explore(|| {
+        let flag = AtomicUsize::new(0);
+        while flag.load(SeqCst) == 0 {
+            thread::yield_now();
+        }
+    });
+    let failure = report.failure().expect("spins forever");
+    assert_eq!(failure.kind(), FailureKind::Livelock);
+    assert!(failure.to_string().contains("exceeded 200 visible operations"));
+}
+
+#[test]
+#[should_panic(expected = "lost update")]
+fn check_reraises_the_original_panic_payload() {
+    kase::model(|| {
+        let n = Arc::new(AtomicUsize::new(0));
+        let m = n.clone();
+        let t = thread::spawn(move || {
+            let v = m.load(SeqCst);
+            m.store(v + 1, SeqCst);
+        });
+        let v = n.load(SeqCst);
+        n.store(v + 1, SeqCst);
+        t.join().unwrap();
+        assert_eq!(n.load(SeqCst), 2, "lost update");
+    });
+}
+
+#[test]
+fn the_failing_schedule_replays_the_failure_in_one_execution() {
+    let model = || {
+        let n = Arc::new(AtomicUsize::new(0));
+        let m = n.clone();
+        let t = thread::spawn(move || {
+            let v = m.load(SeqCst);
+            m.store(v + 1, SeqCst);
+        });
+        let v = n.load(SeqCst);
+        n.store(v + 1, SeqCst);
+        t.join().unwrap();
+        assert_eq!(n.load(SeqCst), 2, "lost update");
+    };
+    let report = Builder::new().strategy(Strategy::Exhaustive).explore(model);
+    let schedule = report.failure().unwrap().schedule().to_string();
+    for _ in 0..3 {
+        let replayed = Builder::new().replay(&schedule).explore(model);
+        assert_eq!(replayed.executions(), 1);
+        let failure = replayed.failure().expect("the replay fails the same way");
+        assert_eq!(failure.kind(), FailureKind::Panic);
+        assert_eq!(failure.schedule().to_string(), schedule);
+    }
+}
+
+#[test]
+fn a_schedule_that_does_not_fit_is_reported_not_ignored() {
+    let report = Builder::new().replay("kase1:7.7.7").explore(|| {
+        let t = thread::spawn(thread::yield_now);
+        thread::yield_now();
+        t.join().unwrap();
+    });
+    let failure = report.failure().expect("thread 7 does not exist");
+    assert_eq!(failure.kind(), FailureKind::Nondeterminism);
+    assert!(failure.to_string().contains("schedule picks thread 7"), "{failure}");
+}
+
+#[test]
+#[should_panic(expected = "does not start with \"kase1:\"")]
+fn a_garbage_schedule_is_a_clear_error() {
+    let _ = Builder::new().replay("0.1.2");
+}
+
+#[test]
+fn nondeterministic_models_are_reported() {
+    let runs = std::sync::atomic::AtomicUsize::new(0);
+    let report = Builder::new().strategy(Strategy::Exhaustive).explore(|| {
+        // Depends on something outside the schedule: how often it ran.
+        let spawn_second = runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 0;
+        let a = thread::spawn(|| thread::yield_now());
+        if spawn_second {
+            thread::yield_now();
+        }
+        a.join().unwrap();
+    });
+    let failure = report.failure().expect("the model behaves differently on re-runs");
+    assert_eq!(failure.kind(), FailureKind::Nondeterminism);
+}

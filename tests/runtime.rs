@@ -1,0 +1,194 @@
+//! The runtime itself: many threads, budgets, shims outside a model.
+
+use std::time::Duration;
+
+use kase::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU8, AtomicUsize, Ordering::*};
+use kase::sync::{Arc, Mutex, TryLockError};
+use kase::{thread, Builder};
+
+#[test]
+fn sixty_four_threads_run_in_one_model() {
+    let report = Builder::new().max_executions(3).explore(|| {
+        let sum = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = (0..63)
+            .map(|i| {
+                let sum = sum.clone();
+                thread::spawn(move || sum.fetch_add(i, Relaxed))
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(sum.load(Relaxed), (0..63).sum());
+    });
+    assert!(report.failure().is_none(), "{report}");
+    assert_eq!(report.executions(), 3);
+}
+
+#[test]
+fn max_executions_makes_the_report_incomplete() {
+    let model = || {
+        let x = Arc::new(AtomicUsize::new(0));
+        let hs: Vec<_> = (0..3)
+            .map(|_| {
+                let x = x.clone();
+                thread::spawn(move || x.fetch_add(1, SeqCst))
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    };
+    let cut = Builder::new().max_executions(2).explore(model);
+    assert!(!cut.complete());
+    assert_eq!(cut.executions(), 2);
+    assert!(cut.to_string().contains("INCOMPLETE: stopped by max_executions = 2"), "{cut}");
+    let full = Builder::new().explore(model);
+    assert!(full.complete());
+    assert!(full.executions() > 2);
+}
+
+#[test]
+fn max_duration_makes_the_report_incomplete() {
+    let report = Builder::new().max_duration(Duration::ZERO).explore(|| {});
+    assert!(!report.complete());
+    assert_eq!(report.executions(), 0);
+}
+
+#[test]
+fn thread_handles_and_ids_in_a_model() {
+    let seen = std::sync::Mutex::new(Vec::new());
+    let report = Builder::new().explore(|| {
+        let main_id = thread::current().id();
+        let t = thread::spawn(move || {
+            assert_ne!(thread::current().id(), main_id);
+            thread::current().id()
+        });
+        let child_id = t.thread().id();
+        let finished_early = t.is_finished();
+        let returned = t.join().unwrap();
+        assert_eq!(returned, child_id);
+        seen.lock().unwrap().push(finished_early);
+    });
+    assert!(report.failure().is_none(), "{report}");
+    // is_finished reads the child's exit: before or after it.
+    assert_eq!(report.executions(), 2);
+    let mut seen = seen.into_inner().unwrap();
+    seen.sort();
+    assert_eq!(seen, [false, true]);
+}
+
+#[test]
+fn try_lock_fails_while_another_thread_holds_the_lock() {
+    let seen = std::sync::Mutex::new(Vec::new());
+    let report = Builder::new().explore(|| {
+        let m = Arc::new(Mutex::new(0));
+        let m2 = m.clone();
+        let t = thread::spawn(move || {
+            let _g = m2.lock().unwrap();
+        });
+        let busy = matches!(m.try_lock(), Err(TryLockError::WouldBlock));
+        seen.lock().unwrap().push(busy);
+        t.join().unwrap();
+    });
+    assert!(report.complete());
+    let seen = seen.lock().unwrap();
+    assert!(seen.contains(&true) && seen.contains(&false), "{seen:?}");
+}
+
+#[test]
+fn poisoning_is_per_execution_and_as_in_std() {
+    let report = Builder::new().explore(|| {
+        static M: Mutex<u32> = Mutex::new(0);
+        assert!(!M.is_poisoned(), "poison from an earlier execution leaked");
+        let caught = std::panic::catch_unwind(|| {
+            let _g = M.lock().unwrap();
+            panic!("poison it");
+        });
+        assert!(caught.is_err());
+        assert!(M.is_poisoned());
+        assert!(M.lock().is_err());
+        M.clear_poison();
+        assert!(M.lock().is_ok());
+    });
+    assert!(report.failure().is_none(), "{report}");
+}
+
+// ---- outside a model, every shim is std ------------------------------------
+
+#[test]
+fn shims_outside_a_model_behave_like_std_under_real_threads() {
+    let counter = Arc::new(Mutex::new(0u64));
+    let hits = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let (counter, hits) = (counter.clone(), hits.clone());
+            thread::spawn(move || {
+                for _ in 0..1000 {
+                    *counter.lock().unwrap() += 1;
+                    hits.fetch_add(1, Relaxed);
+                    thread::yield_now();
+                }
+                thread::current().id()
+            })
+        })
+        .collect();
+    let ids: std::collections::HashSet<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(ids.len(), 8);
+    assert_eq!(*counter.lock().unwrap(), 8000);
+    assert_eq!(hits.load(SeqCst), 8000);
+}
+
+#[test]
+fn atomics_outside_a_model_match_std() {
+    let a = AtomicI64::new(5);
+    assert_eq!(a.fetch_add(3, SeqCst), 5);
+    assert_eq!(a.fetch_sub(10, SeqCst), 8);
+    assert_eq!(a.fetch_max(7, SeqCst), -2);
+    assert_eq!(a.fetch_min(-9, SeqCst), 7);
+    assert_eq!(a.compare_exchange(-9, 1, SeqCst, SeqCst), Ok(-9));
+    assert_eq!(a.compare_exchange(-9, 2, SeqCst, SeqCst), Err(1));
+    assert_eq!(a.fetch_update(SeqCst, SeqCst, |v| Some(v * 10)), Ok(1));
+    assert_eq!(a.fetch_update(SeqCst, SeqCst, |_| None), Err(10));
+    assert_eq!(a.swap(4, SeqCst), 10);
+    assert_eq!(format!("{a:?}"), "4");
+    let mut b = AtomicU8::new(0b1100);
+    assert_eq!(b.fetch_and(0b1010, SeqCst), 0b1100);
+    assert_eq!(b.fetch_or(0b0001, SeqCst), 0b1000);
+    assert_eq!(b.fetch_xor(0b1111, SeqCst), 0b1001);
+    assert_eq!(b.fetch_nand(0b0110, SeqCst), 0b0110);
+    *b.get_mut() = 9;
+    assert_eq!(b.into_inner(), 9);
+    let flag = AtomicBool::default();
+    assert!(!flag.fetch_not(SeqCst));
+    assert!(flag.load(SeqCst));
+    let mut x = 1;
+    let p = AtomicPtr::new(&mut x as *mut i32);
+    assert_eq!(p.swap(std::ptr::null_mut(), SeqCst), &mut x as *mut i32);
+    assert!(p.load(SeqCst).is_null());
+}
+
+#[test]
+#[should_panic(expected = "there is no such thing as a release load")]
+fn invalid_orderings_panic_like_std() {
+    AtomicUsize::new(0).load(Release);
+}
+
+#[test]
+fn mutex_outside_a_model_poisons_like_std() {
+    let m = Arc::new(Mutex::new(1));
+    let m2 = m.clone();
+    let _ = std::thread::spawn(move || {
+        let _g = m2.lock().unwrap();
+        panic!("poison");
+    })
+    .join();
+    assert!(m.is_poisoned());
+    let err = m.lock().unwrap_err();
+    assert_eq!(**err.get_ref(), 1);
+    drop(err);
+    m.clear_poison();
+    assert_eq!(*m.lock().unwrap(), 1);
+    let m = Arc::try_unwrap(m).unwrap();
+    assert_eq!(m.into_inner().unwrap(), 1);
+}
