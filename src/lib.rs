@@ -31,9 +31,11 @@
 #[cfg(feature = "model")]
 pub use kase_macros::test;
 #[cfg(feature = "model")]
-pub use kase_rt::{model, Builder, Failure, FailureKind, Report, Schedule, ScheduleParseError, Strategy};
-#[cfg(feature = "model")]
 pub use kase_rt::{hint, sync, thread};
+#[cfg(feature = "model")]
+pub use kase_rt::{
+    model, Builder, Failure, FailureKind, Report, Schedule, ScheduleParseError, Strategy,
+};
 
 /// `std::sync`, re-exported (the `model` feature is off).
 #[cfg(not(feature = "model"))]

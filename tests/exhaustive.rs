@@ -86,7 +86,11 @@ fn independent_threads_have_one_trace() {
         }
     });
     assert_eq!(report.traces(), Some(1));
-    assert!(report.executions() > 1, "the oracle does not reduce: {}", report.executions());
+    assert!(
+        report.executions() > 1,
+        "the oracle does not reduce: {}",
+        report.executions()
+    );
 }
 
 #[test]
@@ -114,7 +118,9 @@ fn readers_of_one_write_see_it_or_not() {
 fn shared_fetch_add_has_factorial_traces() {
     let report = exhaustive().explore(|| {
         static X: AtomicUsize = AtomicUsize::new(0);
-        let handles: Vec<_> = (0..3).map(|_| thread::spawn(|| X.fetch_add(1, SeqCst))).collect();
+        let handles: Vec<_> = (0..3)
+            .map(|_| thread::spawn(|| X.fetch_add(1, SeqCst)))
+            .collect();
         for h in handles {
             h.join().unwrap();
         }

@@ -18,11 +18,20 @@ fn panic_in_spawned_thread_is_reported_with_message_and_location() {
     });
     let failure = report.failure().expect("the assertion can fail");
     assert_eq!(failure.kind(), FailureKind::Panic);
-    assert!(failure.message().unwrap().contains("the writer got there first"));
+    assert!(failure
+        .message()
+        .unwrap()
+        .contains("the writer got there first"));
     let text = failure.to_string();
     assert!(text.contains("the writer got there first"), "{text}");
-    assert!(text.contains("tests/failures.rs:"), "report names the test file: {text}");
-    assert!(text.contains("thread 1 panicked at tests/failures.rs:"), "{text}");
+    assert!(
+        text.contains("tests/failures.rs:"),
+        "report names the test file: {text}"
+    );
+    assert!(
+        text.contains("thread 1 panicked at tests/failures.rs:"),
+        "{text}"
+    );
     assert!(text.contains("store atomic#"), "{text}");
     assert!(text.contains(&failure.schedule().to_string()), "{text}");
     assert!(!report.complete());
@@ -47,9 +56,15 @@ fn abba_lock_order_is_a_deadlock_naming_both_threads() {
     let failure = report.failure().expect("ABBA deadlocks");
     assert_eq!(failure.kind(), FailureKind::Deadlock);
     let text = failure.to_string();
-    assert!(text.contains("main is blocked: waits to lock mutex#"), "{text}");
-    assert!(text.contains("thread 1 is blocked: waits to lock mutex#"), "{text}");
-    assert_eq!(text.matches("tests/failures.rs:").count() >= 2, true, "{text}");
+    assert!(
+        text.contains("main is blocked: waits to lock mutex#"),
+        "{text}"
+    );
+    assert!(
+        text.contains("thread 1 is blocked: waits to lock mutex#"),
+        "{text}"
+    );
+    assert!(text.matches("tests/failures.rs:").count() >= 2, "{text}");
 }
 
 #[test]
@@ -59,7 +74,10 @@ fn relocking_a_held_mutex_is_a_deadlock() {
         let _g = m.lock().unwrap();
         let _h = m.lock().unwrap();
     });
-    assert_eq!(report.failure().map(|f| f.kind()), Some(FailureKind::Deadlock));
+    assert_eq!(
+        report.failure().map(|f| f.kind()),
+        Some(FailureKind::Deadlock)
+    );
 }
 
 #[test]
@@ -72,7 +90,9 @@ fn endless_spinning_is_a_livelock_at_max_steps() {
     });
     let failure = report.failure().expect("spins forever");
     assert_eq!(failure.kind(), FailureKind::Livelock);
-    assert!(failure.to_string().contains("exceeded 200 visible operations"));
+    assert!(failure
+        .to_string()
+        .contains("exceeded 200 visible operations"));
 }
 
 #[test]
@@ -126,7 +146,10 @@ fn a_schedule_that_does_not_fit_is_reported_not_ignored() {
     });
     let failure = report.failure().expect("thread 7 does not exist");
     assert_eq!(failure.kind(), FailureKind::Nondeterminism);
-    assert!(failure.to_string().contains("schedule picks thread 7"), "{failure}");
+    assert!(
+        failure.to_string().contains("schedule picks thread 7"),
+        "{failure}"
+    );
 }
 
 #[test]
@@ -147,6 +170,8 @@ fn nondeterministic_models_are_reported() {
         }
         a.join().unwrap();
     });
-    let failure = report.failure().expect("the model behaves differently on re-runs");
+    let failure = report
+        .failure()
+        .expect("the model behaves differently on re-runs");
     assert_eq!(failure.kind(), FailureKind::Nondeterminism);
 }

@@ -42,7 +42,11 @@ fn max_executions_makes_the_report_incomplete() {
     let cut = Builder::new().max_executions(2).explore(model);
     assert!(!cut.complete());
     assert_eq!(cut.executions(), 2);
-    assert!(cut.to_string().contains("INCOMPLETE: stopped by max_executions = 2"), "{cut}");
+    assert!(
+        cut.to_string()
+            .contains("INCOMPLETE: stopped by max_executions = 2"),
+        "{cut}"
+    );
     let full = Builder::new().explore(model);
     assert!(full.complete());
     assert!(full.executions() > 2);
@@ -133,7 +137,8 @@ fn shims_outside_a_model_behave_like_std_under_real_threads() {
             })
         })
         .collect();
-    let ids: std::collections::HashSet<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let ids: std::collections::HashSet<_> =
+        handles.into_iter().map(|h| h.join().unwrap()).collect();
     assert_eq!(ids.len(), 8);
     assert_eq!(*counter.lock().unwrap(), 8000);
     assert_eq!(hits.load(SeqCst), 8000);

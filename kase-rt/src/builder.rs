@@ -59,16 +59,28 @@ impl Builder {
             stack_size: DEFAULT_STACK_SIZE,
             replay: None,
         };
-        if let Some(n) = env("KASE_MAX_EXECUTIONS", "a number of executions, e.g. 10000", |v| v.parse().ok()) {
+        if let Some(n) = env(
+            "KASE_MAX_EXECUTIONS",
+            "a number of executions, e.g. 10000",
+            |v| v.parse().ok(),
+        ) {
             config.max_executions = Some(n);
         }
-        if let Some(d) = env("KASE_MAX_DURATION", "a duration such as 30s, 500ms or 2m", parse_duration) {
+        if let Some(d) = env(
+            "KASE_MAX_DURATION",
+            "a duration such as 30s, 500ms or 2m",
+            parse_duration,
+        ) {
             config.max_duration = Some(d);
         }
-        if let Some(n) = env("KASE_MAX_STEPS", "a number of steps, e.g. 100000", |v| v.parse().ok()) {
+        if let Some(n) = env("KASE_MAX_STEPS", "a number of steps, e.g. 100000", |v| {
+            v.parse().ok()
+        }) {
             config.max_steps = n;
         }
-        if let Some(n) = env("KASE_STACK_SIZE", "a number of bytes, e.g. 2097152", |v| v.parse().ok()) {
+        if let Some(n) = env("KASE_STACK_SIZE", "a number of bytes, e.g. 2097152", |v| {
+            v.parse().ok()
+        }) {
             config.stack_size = n;
         }
         if let Some(s) = env("KASE_STRATEGY", "`por` or `exhaustive`", parse_strategy) {
@@ -189,7 +201,9 @@ fn env<T>(name: &str, expected: &str, parse: impl FnOnce(&str) -> Option<T>) -> 
 /// Parses `30s`, `500ms`, `2m`, `1h`, or a plain number of seconds.
 pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
     let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
     let (number, unit) = s.split_at(split);
     let n: f64 = number.parse().ok()?;
     let seconds = match unit.trim() {

@@ -88,7 +88,10 @@ impl OpKind {
     /// dependent unless both are reads. Every mutex operation is a write, so
     /// mutex operations are pairwise dependent (DESIGN.md, independence table).
     pub fn writes(self) -> bool {
-        !matches!(self, OpKind::Load | OpKind::Join | OpKind::IsFinished | OpKind::IsPoisoned)
+        !matches!(
+            self,
+            OpKind::Load | OpKind::Join | OpKind::IsFinished | OpKind::IsPoisoned
+        )
     }
 
     /// Whether the scheduler must make a choice before this operation runs.
@@ -140,7 +143,17 @@ mod tests {
         for k in [Load, Join, IsFinished, IsPoisoned] {
             assert!(!k.writes(), "{k:?}");
         }
-        for k in [Store, Rmw, CompareExchange, Lock, TryLock, Unlock, ClearPoison, Spawn, Exit] {
+        for k in [
+            Store,
+            Rmw,
+            CompareExchange,
+            Lock,
+            TryLock,
+            Unlock,
+            ClearPoison,
+            Spawn,
+            Exit,
+        ] {
             assert!(k.writes(), "{k:?}");
         }
     }

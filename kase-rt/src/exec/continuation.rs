@@ -55,13 +55,19 @@ pub(crate) struct StackPool {
 impl StackPool {
     /// A pool handing out stacks of at least `stack_size` bytes.
     pub(crate) fn new(stack_size: usize) -> Self {
-        StackPool { stack_size, free: Vec::new() }
+        StackPool {
+            stack_size,
+            free: Vec::new(),
+        }
     }
 
     fn take(&mut self) -> DefaultStack {
         self.free.pop().unwrap_or_else(|| {
             DefaultStack::new(self.stack_size).unwrap_or_else(|e| {
-                panic!("kase: could not allocate a {} byte stack for a model thread: {e}", self.stack_size)
+                panic!(
+                    "kase: could not allocate a {} byte stack for a model thread: {e}",
+                    self.stack_size
+                )
             })
         })
     }
@@ -81,7 +87,10 @@ impl CoroutineThread {
     /// sure the coroutine has finished (and been recycled) or been abandoned
     /// before `'a` ends; an abandoned coroutine is never resumed again, so the
     /// borrowed data is not touched after that.
-    pub(crate) unsafe fn new<'a>(pool: &mut StackPool, body: Body<'a>) -> Box<dyn Continuation + 'a> {
+    pub(crate) unsafe fn boxed<'a>(
+        pool: &mut StackPool,
+        body: Body<'a>,
+    ) -> Box<dyn Continuation + 'a> {
         let stack = pool.take();
         let func = move |yielder: &Yielder<(), ()>, ()| body(yielder);
         // SAFETY: the lifetime obligation is passed on to our caller (see the
@@ -128,7 +137,7 @@ mod tests {
         for round in 0..3 {
             // SAFETY: both coroutines finish before `log` goes out of scope.
             let mut a = unsafe {
-                CoroutineThread::new(
+                CoroutineThread::boxed(
                     &mut pool,
                     Box::new(|s: &dyn Suspend| {
                         log.borrow_mut().push("a1");
@@ -139,7 +148,10 @@ mod tests {
             };
             // SAFETY: as above.
             let mut b = unsafe {
-                CoroutineThread::new(&mut pool, Box::new(|_: &dyn Suspend| log.borrow_mut().push("b")))
+                CoroutineThread::boxed(
+                    &mut pool,
+                    Box::new(|_: &dyn Suspend| log.borrow_mut().push("b")),
+                )
             };
             assert_eq!(a.resume(), Resumed::Suspended);
             assert_eq!(b.resume(), Resumed::Finished);
@@ -163,7 +175,7 @@ mod tests {
         let mut pool = StackPool::new(64 * 1024);
         // SAFETY: the coroutine is abandoned before `dropped` goes away.
         let mut c = unsafe {
-            CoroutineThread::new(
+            CoroutineThread::boxed(
                 &mut pool,
                 Box::new(|s: &dyn Suspend| {
                     let _guard = Loud(&dropped);

@@ -126,7 +126,11 @@ impl Execution {
             fault: None,
         };
         let object = exec.add_object(ObjectDetail::Thread(ThreadIdx::MAIN));
-        exec.add_thread(ThreadState::new(ThreadIdx::MAIN, object, VectorClock::new()));
+        exec.add_thread(ThreadState::new(
+            ThreadIdx::MAIN,
+            object,
+            VectorClock::new(),
+        ));
         exec
     }
 
@@ -141,11 +145,15 @@ impl Execution {
     }
 
     pub(crate) fn thread(&self, t: ThreadIdx) -> &ThreadState {
-        self.threads[t.index()].as_ref().expect("kase internal error: unknown thread")
+        self.threads[t.index()]
+            .as_ref()
+            .expect("kase internal error: unknown thread")
     }
 
     pub(crate) fn thread_mut(&mut self, t: ThreadIdx) -> &mut ThreadState {
-        self.threads[t.index()].as_mut().expect("kase internal error: unknown thread")
+        self.threads[t.index()]
+            .as_mut()
+            .expect("kase internal error: unknown thread")
     }
 
     pub(crate) fn object_mut(&mut self, object: ObjectIdx) -> &mut ObjectState {
@@ -190,7 +198,9 @@ impl Execution {
     }
 
     fn is_enabled(&self, pending: &Pending) -> bool {
-        let Some(object) = pending.action.object else { return true };
+        let Some(object) = pending.action.object else {
+            return true;
+        };
         match (&self.objects[object.0 as usize].detail, pending.action.kind) {
             (ObjectDetail::Mutex(m), OpKind::Lock) => m.holder.is_none(),
             (ObjectDetail::Thread(target), OpKind::Join) => self.thread(*target).finished,
@@ -217,7 +227,11 @@ impl Execution {
         kind: OpKind,
         location: &'static Location<'static>,
     ) -> Option<*const dyn Suspend> {
-        let action = Action { thread: self.current, object, kind };
+        let action = Action {
+            thread: self.current,
+            object,
+            kind,
+        };
         let pending = Pending { action, location };
         // A thread that is unwinding never switches away: std's panic count is
         // per OS thread, and another model thread (or the driver) running
@@ -225,7 +239,9 @@ impl Execution {
         // own panic. Its remaining operations run without a choice point.
         let switch = kind.is_scheduling_point() && !std::thread::panicking();
         if !switch && !self.is_enabled(&pending) && self.fault.is_none() {
-            self.fault = Some(Fault::Deadlock { blocked: vec![(action, location)] });
+            self.fault = Some(Fault::Deadlock {
+                blocked: vec![(action, location)],
+            });
         }
         let thread = self.thread_mut(action.thread);
         thread.pending = Some(pending);
@@ -239,9 +255,16 @@ impl Execution {
     /// Performs the current thread's announced operation: records the event
     /// with its dependence clock, then runs `effect`, which returns the
     /// operation's result and a value worth showing in reports.
-    pub(crate) fn perform<R>(&mut self, effect: impl FnOnce(&mut Execution, &Action) -> (R, Option<u64>)) -> R {
+    pub(crate) fn perform<R>(
+        &mut self,
+        effect: impl FnOnce(&mut Execution, &Action) -> (R, Option<u64>),
+    ) -> R {
         let t = self.current;
-        let pending = self.thread_mut(t).pending.take().expect("kase internal error: nothing announced");
+        let pending = self
+            .thread_mut(t)
+            .pending
+            .take()
+            .expect("kase internal error: nothing announced");
         let action = pending.action;
         let mut clock = self.thread(t).clock.clone();
         if let Some(object) = action.object {
@@ -264,7 +287,12 @@ impl Execution {
                 obj.reads.join(&clock);
             }
         }
-        self.events.push(Event { action, location: pending.location, value: None, clock });
+        self.events.push(Event {
+            action,
+            location: pending.location,
+            value: None,
+            clock,
+        });
         let at = self.events.len() - 1;
         let (result, value) = effect(self, &action);
         self.events[at].value = value;
@@ -273,7 +301,11 @@ impl Execution {
 
     /// Creates a thread spawned by the current one (called from the spawn
     /// operation's effect, so the child's clock starts after the spawn event).
-    pub(crate) fn spawn_child(&mut self, body: Box<dyn FnOnce() + Send>, name: Option<String>) -> ThreadIdx {
+    pub(crate) fn spawn_child(
+        &mut self,
+        body: Box<dyn FnOnce() + Send>,
+        name: Option<String>,
+    ) -> ThreadIdx {
         let parent = self.current;
         let nth = {
             let p = self.thread_mut(parent);
@@ -282,7 +314,11 @@ impl Execution {
         };
         let child = self.interner.child(parent, nth, name);
         let object = self.add_object(ObjectDetail::Thread(child));
-        let clock = self.events.last().map(|e| e.clock.clone()).unwrap_or_default();
+        let clock = self
+            .events
+            .last()
+            .map(|e| e.clock.clone())
+            .unwrap_or_default();
         self.add_thread(ThreadState::new(child, object, clock));
         self.unstarted.push_back((child, body));
         child
@@ -301,7 +337,11 @@ impl Execution {
     fn record_panic(&mut self, thread: ThreadIdx, payload: Box<dyn Any + Send>) {
         let info = panic::take_last(&*payload);
         if self.fault.is_none() {
-            self.fault = Some(Fault::Panic { thread, info, payload });
+            self.fault = Some(Fault::Panic {
+                thread,
+                info,
+                payload,
+            });
         }
     }
 
@@ -331,7 +371,8 @@ fn thread_body<'a>(thread: ThreadIdx, body: Box<dyn FnOnce() + 'a>) -> Body<'a> 
         // SAFETY: only the lifetime is erased. The pointer is cleared in
         // `perform_exit` before the body returns, and only dereferenced while
         // this thread runs, i.e. while `suspender` is alive.
-        let erased: *const (dyn Suspend + 'static) = unsafe { std::mem::transmute(suspender as *const dyn Suspend) };
+        let erased: *const (dyn Suspend + 'static) =
+            unsafe { std::mem::transmute(suspender as *const dyn Suspend) };
         super::with(|e| e.thread_mut(thread).suspender = Some(erased));
         if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
             super::with(|e| e.record_panic(thread, payload));
@@ -363,14 +404,16 @@ impl<'a> Continuations<'a, '_> {
             self.threads.resize_with(t.index() + 1, || None);
         }
         // SAFETY: passed on to our caller.
-        self.threads[t.index()] = Some(unsafe { CoroutineThread::new(self.pool, body) });
+        self.threads[t.index()] = Some(unsafe { CoroutineThread::boxed(self.pool, body) });
     }
 
     /// Runs `t` until it suspends or finishes.
     fn resume(&mut self, exec: &RefCell<Execution>, t: ThreadIdx) {
         exec.borrow_mut().current = t;
         let slot = &mut self.threads[t.index()];
-        let cont = slot.as_mut().expect("kase internal error: resuming a finished thread");
+        let cont = slot
+            .as_mut()
+            .expect("kase internal error: resuming a finished thread");
         if cont.resume() == Resumed::Finished {
             slot.take().expect("present").recycle(self.pool);
         }
@@ -398,10 +441,18 @@ pub(crate) fn run(
     let exec = RefCell::new(Execution::new(stamp, interner));
     let mut schedule = Vec::new();
     EXECUTION.set(&exec, || {
-        let mut threads = Continuations { threads: Vec::new(), pool };
+        let mut threads = Continuations {
+            threads: Vec::new(),
+            pool,
+        };
         // SAFETY: `threads` is dropped at the end of this closure, before
         // `main` and `exec` go away; its drop abandons unfinished threads.
-        unsafe { threads.start(ThreadIdx::MAIN, thread_body(ThreadIdx::MAIN, Box::new(main))) };
+        unsafe {
+            threads.start(
+                ThreadIdx::MAIN,
+                thread_body(ThreadIdx::MAIN, Box::new(main)),
+            )
+        };
         threads.resume(&exec, ThreadIdx::MAIN);
 
         let mut enabled = Vec::new();
@@ -422,9 +473,16 @@ pub(crate) fn run(
             }
             e.enabled_threads(&mut enabled);
             if enabled.is_empty() {
-                let blocked: Vec<_> = e.threads.iter().flatten().filter_map(|t| t.pending).collect();
+                let blocked: Vec<_> = e
+                    .threads
+                    .iter()
+                    .flatten()
+                    .filter_map(|t| t.pending)
+                    .collect();
                 if !blocked.is_empty() {
-                    e.fault = Some(Fault::Deadlock { blocked: blocked.iter().map(|p| (p.action, p.location)).collect() });
+                    e.fault = Some(Fault::Deadlock {
+                        blocked: blocked.iter().map(|p| (p.action, p.location)).collect(),
+                    });
                 }
                 break;
             }
@@ -436,7 +494,11 @@ pub(crate) fn run(
             let next = if enabled.len() == 1 {
                 enabled[0]
             } else {
-                let point = ChoicePoint { enabled: &enabled, current: e.current, execution: &e };
+                let point = ChoicePoint {
+                    enabled: &enabled,
+                    current: e.current,
+                    execution: &e,
+                };
                 match scheduler.choose(&point) {
                     Ok(t) => {
                         debug_assert!(enabled.contains(&t), "scheduler chose a disabled thread");
@@ -455,5 +517,11 @@ pub(crate) fn run(
     });
     let exec = exec.into_inner();
     let objects = exec.objects.iter().map(ObjectState::kind).collect();
-    Outcome { events: exec.events, schedule, fault: exec.fault, interner: exec.interner, objects }
+    Outcome {
+        events: exec.events,
+        schedule,
+        fault: exec.fault,
+        interner: exec.interner,
+        objects,
+    }
 }

@@ -16,8 +16,8 @@ use std::cell::RefCell;
 use std::panic::Location;
 
 pub use action::{Action, ObjectIdx, ObjectKind, OpKind, ThreadIdx};
-pub use execution::{Event, Execution, Fault};
 pub(crate) use execution::{run, ChoicePoint, Limits, Outcome, Scheduler};
+pub use execution::{Event, Execution, Fault};
 
 scoped_tls::scoped_thread_local!(static EXECUTION: RefCell<Execution>);
 

@@ -24,7 +24,10 @@ pub struct ObjectHandle {
 impl ObjectHandle {
     /// A handle not yet registered in any execution.
     pub const fn new() -> Self {
-        ObjectHandle { stamp: AtomicU64::new(0), index: AtomicU32::new(0) }
+        ObjectHandle {
+            stamp: AtomicU64::new(0),
+            index: AtomicU32::new(0),
+        }
     }
 
     /// The object's index if it is registered in the execution `stamp`.
@@ -32,7 +35,8 @@ impl ObjectHandle {
         // The handle is only written by the OS thread running the execution
         // that owns `stamp`, so Relaxed suffices; cross-run sharing is caught
         // in `register`.
-        (self.stamp.load(Ordering::Relaxed) == stamp).then(|| ObjectIdx(self.index.load(Ordering::Relaxed)))
+        (self.stamp.load(Ordering::Relaxed) == stamp)
+            .then(|| ObjectIdx(self.index.load(Ordering::Relaxed)))
     }
 
     /// Records that the object is `index` in the execution `stamp`. Returns
@@ -112,7 +116,11 @@ pub(crate) struct ObjectState {
 
 impl ObjectState {
     pub(crate) fn new(detail: ObjectDetail) -> Self {
-        ObjectState { detail, last_write: VectorClock::new(), reads: VectorClock::new() }
+        ObjectState {
+            detail,
+            last_write: VectorClock::new(),
+            reads: VectorClock::new(),
+        }
     }
 
     pub(crate) fn kind(&self) -> ObjectKind {

@@ -29,7 +29,9 @@ pub(crate) fn install_hook() {
             if super::in_model() {
                 let captured = PanicInfo {
                     message: payload_message(info.payload()),
-                    location: info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column())),
+                    location: info
+                        .location()
+                        .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column())),
                 };
                 LAST_PANIC.with(|p| *p.borrow_mut() = Some(captured));
             } else {
@@ -44,7 +46,10 @@ pub(crate) fn install_hook() {
 pub(crate) fn take_last(payload: &(dyn Any + Send)) -> PanicInfo {
     LAST_PANIC
         .with(|p| p.borrow_mut().take())
-        .unwrap_or_else(|| PanicInfo { message: payload_message(payload), location: None })
+        .unwrap_or_else(|| PanicInfo {
+            message: payload_message(payload),
+            location: None,
+        })
 }
 
 /// Renders a panic payload the way std's hook does.

@@ -18,7 +18,10 @@ pub(crate) struct ThreadInterner {
 
 impl ThreadInterner {
     pub(crate) fn new() -> Self {
-        ThreadInterner { by_path: HashMap::new(), names: vec![Some("main".to_owned())] }
+        ThreadInterner {
+            by_path: HashMap::new(),
+            names: vec![Some("main".to_owned())],
+        }
     }
 
     /// The index of the `nth` thread spawned by `parent`.
@@ -65,6 +68,15 @@ pub(crate) struct ThreadState {
 
 impl ThreadState {
     pub(crate) fn new(idx: ThreadIdx, object: ObjectIdx, clock: VectorClock) -> Self {
-        ThreadState { idx, object, clock, events: 0, spawned: 0, pending: None, finished: false, suspender: None }
+        ThreadState {
+            idx,
+            object,
+            clock,
+            events: 0,
+            spawned: 0,
+            pending: None,
+            finished: false,
+            suspender: None,
+        }
     }
 }

@@ -44,7 +44,13 @@ impl Scheduler for Dfs {
         if point.enabled.contains(&point.current) {
             options.push(point.current);
         }
-        options.extend(point.enabled.iter().copied().filter(|&t| t != point.current));
+        options.extend(
+            point
+                .enabled
+                .iter()
+                .copied()
+                .filter(|&t| t != point.current),
+        );
         let first = options[0];
         self.frames.push(Frame { options, next: 0 });
         Ok(first)

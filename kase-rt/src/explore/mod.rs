@@ -72,7 +72,9 @@ pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
     let mut traces = HashSet::new();
     let mut pool = StackPool::new(config.stack_size);
     let mut interner = ThreadInterner::new();
-    let limits = Limits { max_steps: config.max_steps };
+    let limits = Limits {
+        max_steps: config.max_steps,
+    };
     let start = Instant::now();
     let mut report = Report {
         executions: 0,
@@ -84,7 +86,10 @@ pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
         duration: Duration::ZERO,
     };
     loop {
-        if let Some(max) = config.max_executions.filter(|&max| report.executions >= max) {
+        if let Some(max) = config
+            .max_executions
+            .filter(|&max| report.executions >= max)
+        {
             report.stopped_by = Some(format!("max_executions = {max}"));
             break;
         }
@@ -101,7 +106,9 @@ pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
         let next = explorer.advance(&outcome);
         if let Err(message) = &next {
             if outcome.fault.is_none() {
-                outcome.fault = Some(exec::Fault::Divergence { message: message.clone() });
+                outcome.fault = Some(exec::Fault::Divergence {
+                    message: message.clone(),
+                });
             }
         }
         if let Some(fault) = outcome.fault.take() {
@@ -130,6 +137,14 @@ pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
 
 fn failure(fault: exec::Fault, outcome: &Outcome) -> Failure {
     let thread_name = |t| outcome.interner.name(t).map(str::to_owned);
-    let names = Names { objects: &outcome.objects, thread_name: &thread_name };
-    Failure::new(fault, &outcome.events, Schedule::from_threads(&outcome.schedule), &names)
+    let names = Names {
+        objects: &outcome.objects,
+        thread_name: &thread_name,
+    };
+    Failure::new(
+        fault,
+        &outcome.events,
+        Schedule::from_threads(&outcome.schedule),
+        &names,
+    )
 }

@@ -15,7 +15,10 @@ pub(crate) struct Replay {
 
 impl Replay {
     pub(crate) fn new(schedule: &Schedule) -> Self {
-        Replay { choices: schedule.choices().collect(), next: 0 }
+        Replay {
+            choices: schedule.choices().collect(),
+            next: 0,
+        }
     }
 }
 

@@ -84,15 +84,22 @@ impl Names<'_> {
     fn operation(&self, action: &Action, value: Option<u64>) -> String {
         let object = self.object(action);
         match (action.kind, value) {
-            (OpKind::Spawn, Some(child)) => format!("spawn {}", self.thread(ThreadIdx(child as u32))),
-            (OpKind::Join | OpKind::IsFinished, _) | (OpKind::Exit, _) => action.kind.name().to_owned(),
+            (OpKind::Spawn, Some(child)) => {
+                format!("spawn {}", self.thread(ThreadIdx(child as u32)))
+            }
+            (OpKind::Join | OpKind::IsFinished, _) | (OpKind::Exit, _) => {
+                action.kind.name().to_owned()
+            }
             (OpKind::Load, Some(v)) => format!("load {object} -> {v}"),
             (OpKind::Store, Some(v)) => format!("store {object} <- {v}"),
             (OpKind::Rmw | OpKind::CompareExchange, Some(v)) => {
                 format!("{} {object} (read {v})", action.kind.name())
             }
             (OpKind::TryLock, Some(ok)) => {
-                format!("try_lock {object} -> {}", if ok == 1 { "acquired" } else { "busy" })
+                format!(
+                    "try_lock {object} -> {}",
+                    if ok == 1 { "acquired" } else { "busy" }
+                )
             }
             _ if object.is_empty() => action.kind.name().to_owned(),
             _ => format!("{} {object}", action.kind.name()),
@@ -105,7 +112,12 @@ fn location(l: &std::panic::Location<'_>) -> String {
 }
 
 impl Failure {
-    pub(crate) fn new(fault: Fault, events: &[Event], schedule: Schedule, names: &Names<'_>) -> Self {
+    pub(crate) fn new(
+        fault: Fault,
+        events: &[Event],
+        schedule: Schedule,
+        names: &Names<'_>,
+    ) -> Self {
         let steps = events
             .iter()
             .filter(|e| e.action.kind != OpKind::Exit)
@@ -150,7 +162,15 @@ impl Failure {
                 None,
             ),
         };
-        Failure { kind, headline, details, steps, schedule, message, payload }
+        Failure {
+            kind,
+            headline,
+            details,
+            steps,
+            schedule,
+            message,
+            payload,
+        }
     }
 
     /// What went wrong.
@@ -204,14 +224,41 @@ impl fmt::Display for Failure {
         }
         writeln!(f)?;
         writeln!(f, "Interleaving ({} steps):", self.steps.len())?;
-        let tw = self.steps.iter().map(|s| s.thread.len()).max().unwrap_or(6).max(6);
-        let ow = self.steps.iter().map(|s| s.operation.len()).max().unwrap_or(9).max(9);
-        writeln!(f, "  {:>4}  {:tw$}  {:ow$}  location", "step", "thread", "operation")?;
+        let tw = self
+            .steps
+            .iter()
+            .map(|s| s.thread.len())
+            .max()
+            .unwrap_or(6)
+            .max(6);
+        let ow = self
+            .steps
+            .iter()
+            .map(|s| s.operation.len())
+            .max()
+            .unwrap_or(9)
+            .max(9);
+        writeln!(
+            f,
+            "  {:>4}  {:tw$}  {:ow$}  location",
+            "step", "thread", "operation"
+        )?;
         for (i, s) in self.steps.iter().enumerate() {
-            writeln!(f, "  {:>4}  {:tw$}  {:ow$}  {}", i + 1, s.thread, s.operation, s.location)?;
+            writeln!(
+                f,
+                "  {:>4}  {:tw$}  {:ow$}  {}",
+                i + 1,
+                s.thread,
+                s.operation,
+                s.location
+            )?;
         }
         writeln!(f)?;
         writeln!(f, "Schedule: {}", self.schedule)?;
-        write!(f, "Replay it with KASE_REPLAY='{}' or `Builder::replay(\"{}\")`.", self.schedule, self.schedule)
+        write!(
+            f,
+            "Replay it with KASE_REPLAY='{}' or `Builder::replay(\"{}\")`.",
+            self.schedule, self.schedule
+        )
     }
 }

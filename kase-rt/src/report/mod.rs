@@ -6,8 +6,8 @@ mod schedule;
 use std::fmt;
 use std::time::Duration;
 
-pub use failure::{Failure, FailureKind};
 pub(crate) use failure::Names;
+pub use failure::{Failure, FailureKind};
 pub use schedule::{Schedule, ScheduleParseError};
 
 /// The result of an exploration.
@@ -75,9 +75,18 @@ impl fmt::Display for Report {
             writeln!(f, "{failure}")?;
             writeln!(f)?;
         }
-        write!(f, "kase: {} execution{}", self.executions, if self.executions == 1 { "" } else { "s" })?;
+        write!(
+            f,
+            "kase: {} execution{}",
+            self.executions,
+            if self.executions == 1 { "" } else { "s" }
+        )?;
         if let Some(traces) = self.traces {
-            write!(f, ", {traces} distinct trace{}", if traces == 1 { "" } else { "s" })?;
+            write!(
+                f,
+                ", {traces} distinct trace{}",
+                if traces == 1 { "" } else { "s" }
+            )?;
         }
         write!(f, " in {:.2?}", self.duration)?;
         match (&self.failure, &self.stopped_by) {

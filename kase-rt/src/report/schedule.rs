@@ -23,7 +23,9 @@ pub struct Schedule {
 
 impl Schedule {
     pub(crate) fn from_threads(threads: &[ThreadIdx]) -> Self {
-        Schedule { choices: threads.iter().map(|t| t.0).collect() }
+        Schedule {
+            choices: threads.iter().map(|t| t.0).collect(),
+        }
     }
 
     pub(crate) fn choices(&self) -> impl ExactSizeIterator<Item = ThreadIdx> + '_ {
@@ -84,7 +86,10 @@ impl FromStr for Schedule {
             .enumerate()
             .map(|(i, part)| {
                 part.parse::<u32>().map_err(|_| {
-                    ScheduleParseError(format!("bad schedule: choice {} is {part:?}, expected a thread number", i + 1))
+                    ScheduleParseError(format!(
+                        "bad schedule: choice {} is {part:?}, expected a thread number",
+                        i + 1
+                    ))
                 })
             })
             .collect::<Result<_, _>>()?;

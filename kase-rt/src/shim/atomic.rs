@@ -20,7 +20,13 @@ pub use std::sync::atomic::{compiler_fence, Ordering};
 /// location behind `handle`; outside, just `op`.
 #[track_caller]
 #[inline]
-fn access<R>(handle: &ObjectHandle, reset: impl FnOnce(), kind: OpKind, op: impl FnOnce() -> R, shown: impl FnOnce(&R) -> u64) -> R {
+fn access<R>(
+    handle: &ObjectHandle,
+    reset: impl FnOnce(),
+    kind: OpKind,
+    op: impl FnOnce() -> R,
+    shown: impl FnOnce(&R) -> u64,
+) -> R {
     if !exec::in_model() {
         return op();
     }
@@ -256,13 +262,21 @@ pub struct AtomicBool {
 impl AtomicBool {
     /// Creates a new atomic boolean.
     pub const fn new(v: bool) -> Self {
-        AtomicBool { handle: ObjectHandle::new(), init: v, inner: std::sync::atomic::AtomicBool::new(v) }
+        AtomicBool {
+            handle: ObjectHandle::new(),
+            init: v,
+            inner: std::sync::atomic::AtomicBool::new(v),
+        }
     }
 
     /// Logical not of the value. Returns the previous value.
     #[track_caller]
     pub fn fetch_not(&self, order: Ordering) -> bool {
-        self.access(OpKind::Rmw, || self.inner.fetch_xor(true, order), |v| u64::from(*v))
+        self.access(
+            OpKind::Rmw,
+            || self.inner.fetch_xor(true, order),
+            |v| u64::from(*v),
+        )
     }
 }
 
@@ -315,7 +329,11 @@ unsafe impl<T> Sync for AtomicPtr<T> {}
 impl<T> AtomicPtr<T> {
     /// Creates a new atomic pointer.
     pub const fn new(p: *mut T) -> Self {
-        AtomicPtr { handle: ObjectHandle::new(), init: p, inner: std::sync::atomic::AtomicPtr::new(p) }
+        AtomicPtr {
+            handle: ObjectHandle::new(),
+            init: p,
+            inner: std::sync::atomic::AtomicPtr::new(p),
+        }
     }
 }
 

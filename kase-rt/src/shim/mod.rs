@@ -1,6 +1,6 @@
 //! What user code calls: drop-in replacements for std's synchronisation
 //! types. Outside a model each behaves like its std counterpart; inside, each
-//! operation is a visible event handed to [`crate::exec`].
+//! operation is a visible event handed to `crate::exec`.
 
 pub mod atomic;
 pub mod hint;

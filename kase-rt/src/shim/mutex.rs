@@ -79,11 +79,21 @@ impl<T> Mutex<T> {
 
 impl<T: ?Sized> Mutex<T> {
     fn model_object(&self) -> ObjectIdx {
-        exec::with(|e| e.object(&self.handle, || ObjectDetail::Mutex(Default::default()), || {}))
+        exec::with(|e| {
+            e.object(
+                &self.handle,
+                || ObjectDetail::Mutex(Default::default()),
+                || {},
+            )
+        })
     }
 
     fn guard(&self, object: Option<ObjectIdx>, poisoned: bool) -> LockResult<MutexGuard<'_, T>> {
-        let guard = MutexGuard { lock: self, object, _not_send: PhantomData };
+        let guard = MutexGuard {
+            lock: self,
+            object,
+            _not_send: PhantomData,
+        };
         if poisoned {
             Err(PoisonError::new(guard))
         } else {
@@ -103,11 +113,16 @@ impl<T: ?Sized> Mutex<T> {
             return self.guard(None, self.poisoned.load(Ordering::Relaxed));
         }
         let object = self.model_object();
-        let poisoned = exec::visible(Some(object), OpKind::Lock, Location::caller(), |e, action| {
-            let m = e.object_mut(object).mutex();
-            m.holder = Some(action.thread);
-            (m.poisoned, None)
-        });
+        let poisoned = exec::visible(
+            Some(object),
+            OpKind::Lock,
+            Location::caller(),
+            |e, action| {
+                let m = e.object_mut(object).mutex();
+                m.holder = Some(action.thread);
+                (m.poisoned, None)
+            },
+        );
         self.guard(Some(object), poisoned)
     }
 
@@ -115,17 +130,27 @@ impl<T: ?Sized> Mutex<T> {
     #[track_caller]
     pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
         let (object, acquired) = if !exec::in_model() {
-            (None, self.raw.try_lock().then(|| self.poisoned.load(Ordering::Relaxed)))
+            (
+                None,
+                self.raw
+                    .try_lock()
+                    .then(|| self.poisoned.load(Ordering::Relaxed)),
+            )
         } else {
             let object = self.model_object();
-            let acquired = exec::visible(Some(object), OpKind::TryLock, Location::caller(), |e, action| {
-                let m = e.object_mut(object).mutex();
-                let acquired = m.holder.is_none().then_some(m.poisoned);
-                if acquired.is_some() {
-                    m.holder = Some(action.thread);
-                }
-                (acquired, Some(u64::from(acquired.is_some())))
-            });
+            let acquired = exec::visible(
+                Some(object),
+                OpKind::TryLock,
+                Location::caller(),
+                |e, action| {
+                    let m = e.object_mut(object).mutex();
+                    let acquired = m.holder.is_none().then_some(m.poisoned);
+                    if acquired.is_some() {
+                        m.holder = Some(action.thread);
+                    }
+                    (acquired, Some(u64::from(acquired.is_some())))
+                },
+            );
             (Some(object), acquired)
         };
         match acquired {
@@ -141,10 +166,15 @@ impl<T: ?Sized> Mutex<T> {
             return self.poisoned.load(Ordering::Relaxed);
         }
         let object = self.model_object();
-        exec::visible(Some(object), OpKind::IsPoisoned, Location::caller(), |e, _| {
-            let p = e.object_mut(object).mutex().poisoned;
-            (p, Some(u64::from(p)))
-        })
+        exec::visible(
+            Some(object),
+            OpKind::IsPoisoned,
+            Location::caller(),
+            |e, _| {
+                let p = e.object_mut(object).mutex().poisoned;
+                (p, Some(u64::from(p)))
+            },
+        )
     }
 
     /// Clears the poisoned state.
@@ -154,10 +184,15 @@ impl<T: ?Sized> Mutex<T> {
             return self.poisoned.store(false, Ordering::Relaxed);
         }
         let object = self.model_object();
-        exec::visible(Some(object), OpKind::ClearPoison, Location::caller(), |e, _| {
-            e.object_mut(object).mutex().poisoned = false;
-            ((), None)
-        })
+        exec::visible(
+            Some(object),
+            OpKind::ClearPoison,
+            Location::caller(),
+            |e, _| {
+                e.object_mut(object).mutex().poisoned = false;
+                ((), None)
+            },
+        )
     }
 
     /// Mutable access to the data; no locking needed since `&mut self` is
@@ -197,12 +232,14 @@ impl<T: ?Sized> Drop for MutexGuard<'_, T> {
                 // successful `lock`/`try_lock` outside a model).
                 unsafe { self.lock.raw.unlock() };
             }
-            Some(object) => exec::visible(Some(object), OpKind::Unlock, Location::caller(), |e, _| {
-                let m = e.object_mut(object).mutex();
-                m.holder = None;
-                m.poisoned |= poison;
-                ((), None)
-            }),
+            Some(object) => {
+                exec::visible(Some(object), OpKind::Unlock, Location::caller(), |e, _| {
+                    let m = e.object_mut(object).mutex();
+                    m.holder = None;
+                    m.poisoned |= poison;
+                    ((), None)
+                })
+            }
         }
     }
 }

@@ -27,7 +27,10 @@ where
     if !exec::in_model() {
         let inner = std::thread::spawn(f);
         let thread = Thread(ThreadInner::Std(inner.thread().clone()));
-        return JoinHandle { inner: HandleInner::Std(inner), thread };
+        return JoinHandle {
+            inner: HandleInner::Std(inner),
+            thread,
+        };
     }
     let slot: Arc<parking_lot::Mutex<Option<T>>> = Arc::default();
     let result = slot.clone();
@@ -36,8 +39,17 @@ where
         let child = e.spawn_child(body, None);
         (child, Some(u64::from(child.0)))
     });
-    let thread = Thread(ThreadInner::Model { idx: child, name: None });
-    JoinHandle { inner: HandleInner::Model { thread: child, slot }, thread }
+    let thread = Thread(ThreadInner::Model {
+        idx: child,
+        name: None,
+    });
+    JoinHandle {
+        inner: HandleInner::Model {
+            thread: child,
+            slot,
+        },
+        thread,
+    }
 }
 
 /// An owned permission to join a thread, like [`std::thread::JoinHandle`].
@@ -48,7 +60,10 @@ pub struct JoinHandle<T> {
 
 enum HandleInner<T> {
     Std(std::thread::JoinHandle<T>),
-    Model { thread: ThreadIdx, slot: Arc<parking_lot::Mutex<Option<T>>> },
+    Model {
+        thread: ThreadIdx,
+        slot: Arc<parking_lot::Mutex<Option<T>>>,
+    },
 }
 
 impl<T> JoinHandle<T> {
@@ -61,7 +76,9 @@ impl<T> JoinHandle<T> {
             HandleInner::Std(h) => h.join(),
             HandleInner::Model { thread, slot } => {
                 let object = exec::with(|e| e.thread_object(thread));
-                exec::visible(Some(object), OpKind::Join, Location::caller(), |_, _| ((), None));
+                exec::visible(Some(object), OpKind::Join, Location::caller(), |_, _| {
+                    ((), None)
+                });
                 let value = slot.lock().take();
                 value.ok_or_else(|| Box::new("kase: joined thread produced no value") as _)
             }
@@ -80,10 +97,15 @@ impl<T> JoinHandle<T> {
             HandleInner::Std(h) => h.is_finished(),
             HandleInner::Model { thread, .. } => {
                 let (thread, object) = (*thread, exec::with(|e| e.thread_object(*thread)));
-                exec::visible(Some(object), OpKind::IsFinished, Location::caller(), |e, _| {
-                    let done = e.is_finished(thread);
-                    (done, Some(u64::from(done)))
-                })
+                exec::visible(
+                    Some(object),
+                    OpKind::IsFinished,
+                    Location::caller(),
+                    |e, _| {
+                        let done = e.is_finished(thread);
+                        (done, Some(u64::from(done)))
+                    },
+                )
             }
         }
     }
@@ -102,7 +124,10 @@ pub struct Thread(ThreadInner);
 #[derive(Clone)]
 enum ThreadInner {
     Std(std::thread::Thread),
-    Model { idx: ThreadIdx, name: Option<Arc<str>> },
+    Model {
+        idx: ThreadIdx,
+        name: Option<Arc<str>>,
+    },
 }
 
 impl Thread {
@@ -125,7 +150,10 @@ impl Thread {
 
 impl fmt::Debug for Thread {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Thread").field("id", &self.id()).field("name", &self.name()).finish_non_exhaustive()
+        f.debug_struct("Thread")
+            .field("id", &self.id())
+            .field("name", &self.name())
+            .finish_non_exhaustive()
     }
 }
 
