@@ -197,3 +197,25 @@ fn mutex_outside_a_model_poisons_like_std() {
     let m = Arc::try_unwrap(m).unwrap();
     assert_eq!(m.into_inner().unwrap(), 1);
 }
+
+#[test]
+fn newer_std_atomic_methods_match_std() {
+    let a = AtomicUsize::new(3);
+    assert_eq!(a.update(SeqCst, SeqCst, |v| v * 2), 3);
+    assert_eq!(
+        a.try_update(SeqCst, SeqCst, |v| (v < 5).then_some(0)),
+        Err(6)
+    );
+    let mut buf = [0u32; 4];
+    let p = AtomicPtr::new(buf.as_mut_ptr());
+    assert_eq!(p.fetch_ptr_add(2, SeqCst), buf.as_mut_ptr());
+    assert_eq!(p.load(SeqCst), buf.as_mut_ptr().wrapping_add(2));
+    p.fetch_ptr_sub(1, SeqCst);
+    p.fetch_byte_add(4, SeqCst);
+    p.fetch_byte_sub(4, SeqCst);
+    assert_eq!(p.load(SeqCst), buf.as_mut_ptr().wrapping_add(1));
+    let base = p.load(SeqCst) as usize;
+    assert_eq!(p.fetch_or(1, SeqCst) as usize, base);
+    assert_eq!(p.fetch_xor(1, SeqCst) as usize, base | 1);
+    assert_eq!(p.fetch_and(!0, SeqCst) as usize, base);
+}

@@ -6,7 +6,8 @@
 //! location, explored under sequential consistency; the first access in each
 //! execution resets the value to the one it was constructed with, so
 //! `static`s restart with every execution. `compare_exchange_weak` never
-//! fails spuriously in a model.
+//! fails spuriously in a model. `from_ptr` is not offered: a shim carries
+//! more than the bare integer, so it cannot be overlaid on one.
 
 use std::fmt;
 use std::panic::Location;
@@ -157,6 +158,20 @@ macro_rules! atomic_common {
                     }
                 }
                 Err(prev)
+            }
+
+            /// Same as [`fetch_update`](Self::fetch_update) (std's newer name).
+            #[track_caller]
+            pub fn try_update(&self, set_order: Ordering, fetch_order: Ordering, f: impl FnMut($int) -> Option<$int>) -> Result<$int, $int> {
+                self.fetch_update(set_order, fetch_order, f)
+            }
+
+            /// Applies `f` until the update succeeds; returns the previous value.
+            #[track_caller]
+            pub fn update(&self, set_order: Ordering, fetch_order: Ordering, mut f: impl FnMut($int) -> $int) -> $int {
+                match self.fetch_update(set_order, fetch_order, |v| Some(f(v))) {
+                    Ok(v) | Err(v) => v,
+                }
             }
         }
 
@@ -338,6 +353,81 @@ impl<T> AtomicPtr<T> {
 }
 
 atomic_common!(<T> AtomicPtr, *mut T, |p: *mut T| p as usize as u64);
+
+/// The failure ordering std's `fetch_update` accepts for a read-modify-write
+/// with ordering `order`.
+fn load_part(order: Ordering) -> Ordering {
+    match order {
+        Ordering::Release => Ordering::Relaxed,
+        Ordering::AcqRel => Ordering::Acquire,
+        other => other,
+    }
+}
+
+impl<T> AtomicPtr<T> {
+    /// One read-modify-write computing the new pointer from the old one.
+    #[track_caller]
+    fn rmw_ptr(&self, order: Ordering, f: impl Fn(*mut T) -> *mut T) -> *mut T {
+        self.access(
+            OpKind::Rmw,
+            || match self
+                .inner
+                .fetch_update(order, load_part(order), |p| Some(f(p)))
+            {
+                Ok(p) | Err(p) => p,
+            },
+            |p| *p as usize as u64,
+        )
+    }
+
+    /// Offsets the pointer by `val` elements of `T` (wrapping); returns the
+    /// previous pointer.
+    #[track_caller]
+    pub fn fetch_ptr_add(&self, val: usize, order: Ordering) -> *mut T {
+        self.rmw_ptr(order, |p| p.wrapping_add(val))
+    }
+
+    /// Offsets the pointer back by `val` elements of `T` (wrapping).
+    #[track_caller]
+    pub fn fetch_ptr_sub(&self, val: usize, order: Ordering) -> *mut T {
+        self.rmw_ptr(order, |p| p.wrapping_sub(val))
+    }
+
+    /// Offsets the pointer by `val` bytes (wrapping).
+    #[track_caller]
+    pub fn fetch_byte_add(&self, val: usize, order: Ordering) -> *mut T {
+        self.rmw_ptr(order, |p| p.wrapping_byte_add(val))
+    }
+
+    /// Offsets the pointer back by `val` bytes (wrapping).
+    #[track_caller]
+    pub fn fetch_byte_sub(&self, val: usize, order: Ordering) -> *mut T {
+        self.rmw_ptr(order, |p| p.wrapping_byte_sub(val))
+    }
+
+    /// Bitwise or of the address with `val`, keeping provenance.
+    #[track_caller]
+    pub fn fetch_or(&self, val: usize, order: Ordering) -> *mut T {
+        self.rmw_ptr(order, |p| with_addr(p, p as usize | val))
+    }
+
+    /// Bitwise and of the address with `val`, keeping provenance.
+    #[track_caller]
+    pub fn fetch_and(&self, val: usize, order: Ordering) -> *mut T {
+        self.rmw_ptr(order, |p| with_addr(p, p as usize & val))
+    }
+
+    /// Bitwise xor of the address with `val`, keeping provenance.
+    #[track_caller]
+    pub fn fetch_xor(&self, val: usize, order: Ordering) -> *mut T {
+        self.rmw_ptr(order, |p| with_addr(p, p as usize ^ val))
+    }
+}
+
+/// `p` moved to address `addr`, keeping its provenance.
+fn with_addr<T>(p: *mut T, addr: usize) -> *mut T {
+    p.wrapping_byte_add(addr.wrapping_sub(p as usize))
+}
 
 impl<T> fmt::Debug for AtomicPtr<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
