@@ -34,7 +34,8 @@ pub use kase_macros::test;
 pub use kase_rt::{hint, sync, thread};
 #[cfg(feature = "model")]
 pub use kase_rt::{
-    model, Builder, Failure, FailureKind, Report, Schedule, ScheduleParseError, Strategy,
+    model, Alternatives, Builder, Failure, FailureKind, Report, Schedule, ScheduleParseError,
+    Strategy,
 };
 
 /// `std::sync`, re-exported (the `model` feature is off).

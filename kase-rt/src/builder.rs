@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::explore::{self, Config, Strategy};
+use crate::explore::{self, Alternatives, Config, Strategy};
 use crate::report::{Report, Schedule};
 
 /// Configures and runs an exploration.
@@ -43,7 +43,8 @@ impl Default for Builder {
 
 impl Builder {
     /// Defaults, then `KASE_MAX_EXECUTIONS`, `KASE_MAX_DURATION`,
-    /// `KASE_MAX_STEPS`, `KASE_STACK_SIZE`, `KASE_STRATEGY` and `KASE_REPLAY`
+    /// `KASE_MAX_STEPS`, `KASE_STACK_SIZE`, `KASE_STRATEGY`, `KASE_ALTERNATIVES`
+    /// and `KASE_REPLAY`
     /// from the environment.
     ///
     /// # Panics
@@ -53,6 +54,7 @@ impl Builder {
     pub fn new() -> Self {
         let mut config = Config {
             strategy: Strategy::default(),
+            alternatives: Alternatives::default(),
             max_executions: None,
             max_duration: None,
             max_steps: DEFAULT_MAX_STEPS,
@@ -86,6 +88,13 @@ impl Builder {
         if let Some(s) = env("KASE_STRATEGY", "`por` or `exhaustive`", parse_strategy) {
             config.strategy = s;
         }
+        if let Some(a) = env(
+            "KASE_ALTERNATIVES",
+            "`optimal` or a number k for k-partial",
+            parse_alternatives,
+        ) {
+            config.alternatives = a;
+        }
         if let Ok(value) = std::env::var("KASE_REPLAY") {
             match value.parse::<Schedule>() {
                 Ok(s) => config.replay = Some(s),
@@ -98,6 +107,13 @@ impl Builder {
     /// The exploration algorithm (default [`Strategy::Por`]).
     pub fn strategy(mut self, strategy: Strategy) -> Self {
         self.config.strategy = strategy;
+        self
+    }
+
+    /// How the partial-order explorer computes alternatives (default
+    /// [`Alternatives::Optimal`]).
+    pub fn alternatives(mut self, alternatives: Alternatives) -> Self {
+        self.config.alternatives = alternatives;
         self
     }
 
@@ -214,6 +230,16 @@ pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
         _ => return None,
     };
     Duration::try_from_secs_f64(seconds).ok()
+}
+
+fn parse_alternatives(s: &str) -> Option<Alternatives> {
+    if s.eq_ignore_ascii_case("optimal") {
+        return Some(Alternatives::Optimal);
+    }
+    s.parse()
+        .ok()
+        .filter(|&k| k > 0)
+        .map(Alternatives::KPartial)
 }
 
 fn parse_strategy(s: &str) -> Option<Strategy> {

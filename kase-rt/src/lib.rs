@@ -40,7 +40,7 @@ mod report;
 mod shim;
 
 pub use builder::{model, Builder, DEFAULT_MAX_STEPS, DEFAULT_STACK_SIZE};
-pub use explore::Strategy;
+pub use explore::{Alternatives, Strategy};
 pub use report::{Failure, FailureKind, Report, Schedule, ScheduleParseError};
 
 /// Drop-in replacements for `std::sync`.

@@ -67,22 +67,31 @@ impl std::fmt::Debug for Fault {
     }
 }
 
-/// A choice the scheduler must make: several threads could run next.
+/// A step of the execution: which thread runs next? Asked before every step;
+/// it is a real choice only when `enabled` has more than one thread.
 pub(crate) struct ChoicePoint<'a> {
-    /// Threads whose pending operation is enabled, ascending.
+    /// Threads whose pending operation is enabled, ascending; never empty.
     pub enabled: &'a [ThreadIdx],
     /// The thread that ran last.
     pub current: ThreadIdx,
     /// The execution so far.
-    #[allow(dead_code)] // read by the partial-order explorer
     pub execution: &'a Execution,
 }
 
-/// Decides which thread runs at each choice point of an execution.
+/// Why a scheduler ends an execution early.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// The run did not follow its schedule (a failure: nondeterminism).
+    Diverged(String),
+    /// Every way to continue was already explored: a redundant
+    /// (sleep-set-blocked) execution, not a failure.
+    Redundant,
+}
+
+/// Decides which thread runs at each step of an execution.
 pub(crate) trait Scheduler {
-    /// Picks one of `point.enabled`, or says why the run cannot go on (a
-    /// replayed schedule that no longer fits).
-    fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, String>;
+    /// Picks one of `point.enabled`, or stops the execution.
+    fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop>;
 }
 
 /// Limits for one execution.
@@ -93,6 +102,11 @@ pub(crate) struct Limits {
 /// What one execution produced.
 pub(crate) struct Outcome {
     pub events: Vec<Event>,
+    /// Operations threads were waiting to perform when the execution ended
+    /// (blocked at a deadlock, or anything when it stopped early).
+    pub pending: Vec<Action>,
+    /// The scheduler stopped it as redundant.
+    pub redundant: bool,
     /// Threads chosen at choice points, in order.
     pub schedule: Vec<ThreadIdx>,
     pub fault: Option<Fault>,
@@ -137,6 +151,16 @@ impl Execution {
     /// The thread currently running.
     pub fn current(&self) -> ThreadIdx {
         self.current
+    }
+
+    /// The events so far.
+    pub(crate) fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// The operation `thread` waits to perform, if any.
+    pub(crate) fn pending(&self, thread: ThreadIdx) -> Option<Action> {
+        Some(self.thread(thread).pending?.action)
     }
 
     /// The name given to `thread`, if any.
@@ -440,6 +464,7 @@ pub(crate) fn run(
     panic::install_hook();
     let exec = RefCell::new(Execution::new(stamp, interner));
     let mut schedule = Vec::new();
+    let mut redundant = false;
     EXECUTION.set(&exec, || {
         let mut threads = Continuations {
             threads: Vec::new(),
@@ -491,34 +516,42 @@ pub(crate) fn run(
                 break;
             }
             steps += 1;
-            let next = if enabled.len() == 1 {
-                enabled[0]
-            } else {
-                let point = ChoicePoint {
-                    enabled: &enabled,
-                    current: e.current,
-                    execution: &e,
-                };
-                match scheduler.choose(&point) {
-                    Ok(t) => {
-                        debug_assert!(enabled.contains(&t), "scheduler chose a disabled thread");
-                        schedule.push(t);
-                        t
-                    }
-                    Err(message) => {
-                        e.fault = Some(Fault::Divergence { message });
-                        break;
-                    }
+            let point = ChoicePoint {
+                enabled: &enabled,
+                current: e.current,
+                execution: &e,
+            };
+            let next = match scheduler.choose(&point) {
+                Ok(t) => t,
+                Err(Stop::Diverged(message)) => {
+                    e.fault = Some(Fault::Divergence { message });
+                    break;
+                }
+                Err(Stop::Redundant) => {
+                    redundant = true;
+                    break;
                 }
             };
+            debug_assert!(enabled.contains(&next), "scheduler chose a disabled thread");
+            if enabled.len() > 1 {
+                schedule.push(next);
+            }
             drop(e);
             threads.resume(&exec, next);
         }
     });
     let exec = exec.into_inner();
     let objects = exec.objects.iter().map(ObjectState::kind).collect();
+    let pending = exec
+        .threads
+        .iter()
+        .flatten()
+        .filter_map(|t| Some(t.pending?.action))
+        .collect();
     Outcome {
         events: exec.events,
+        pending,
+        redundant,
         schedule,
         fault: exec.fault,
         interner: exec.interner,

@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use std::panic::Location;
 
 pub use action::{Action, ObjectIdx, ObjectKind, OpKind, ThreadIdx};
-pub(crate) use execution::{run, ChoicePoint, Limits, Outcome, Scheduler};
+pub(crate) use execution::{run, ChoicePoint, Limits, Outcome, Scheduler, Stop};
 pub use execution::{Event, Execution, Fault};
 
 scoped_tls::scoped_thread_local!(static EXECUTION: RefCell<Execution>);

@@ -1,7 +1,7 @@
 //! `Strategy::Exhaustive`: depth-first search over every interleaving, the
 //! oracle the reductions are checked against.
 
-use crate::exec::{ChoicePoint, Outcome, Scheduler, ThreadIdx};
+use crate::exec::{ChoicePoint, Outcome, Scheduler, Stop, ThreadIdx};
 
 use super::Explorer;
 
@@ -21,20 +21,23 @@ pub(crate) struct Dfs {
 }
 
 impl Scheduler for Dfs {
-    fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, String> {
+    fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
+        if let [only] = point.enabled {
+            return Ok(*only);
+        }
         let depth = self.depth;
         self.depth += 1;
         if let Some(frame) = self.frames.get(depth) {
             let same = frame.options.len() == point.enabled.len()
                 && frame.options.iter().all(|t| point.enabled.contains(t));
             if !same {
-                return Err(format!(
+                return Err(Stop::Diverged(format!(
                     "at choice point {}, re-running the same schedule found threads {} runnable, but the \
                      earlier run found {}: the model depends on something other than the schedule",
                     depth + 1,
                     list(point.enabled),
                     list(&frame.options)
-                ));
+                )));
             }
             return Ok(frame.options[frame.next]);
         }

@@ -3,8 +3,11 @@
 //! failure is found, or a budget runs out.
 
 mod exhaustive;
+mod por;
 mod replay;
 mod trace;
+
+pub use por::Alternatives;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -19,9 +22,8 @@ use crate::report::{Failure, Names, Report, Schedule};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Strategy {
-    /// Partial-order reduction (the default). Until the unfolding-based
-    /// explorer lands this explores like [`Strategy::Exhaustive`], without
-    /// counting traces.
+    /// Unfolding-based partial-order reduction (the default): one execution
+    /// per Mazurkiewicz trace with [`Alternatives::Optimal`].
     #[default]
     Por,
     /// Every interleaving, without reduction: the oracle. Counts distinct
@@ -33,6 +35,7 @@ pub enum Strategy {
 #[derive(Clone, Debug)]
 pub(crate) struct Config {
     pub strategy: Strategy,
+    pub alternatives: Alternatives,
     pub max_executions: Option<u64>,
     pub max_duration: Option<Duration>,
     pub max_steps: u64,
@@ -46,6 +49,16 @@ pub(crate) trait Explorer: Scheduler {
     /// Called after each execution. `Ok(true)`: run another one; `Ok(false)`:
     /// exploration finished; `Err`: the execution did not follow its schedule.
     fn advance(&mut self, outcome: &Outcome) -> Result<bool, String>;
+
+    /// Redundant (sleep-set-blocked) executions so far.
+    fn redundant(&self) -> u64 {
+        0
+    }
+
+    /// Most events held in the unfolding at once, for explorers that keep one.
+    fn peak_events(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// Ends the session even if the model closure panics out of `run`.
@@ -66,7 +79,8 @@ pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
     let session = Session(LiveStamps::open_session());
     let mut explorer: Box<dyn Explorer> = match (&config.replay, config.strategy) {
         (Some(schedule), _) => Box::new(replay::Replay::new(schedule)),
-        (None, Strategy::Exhaustive | Strategy::Por) => Box::<exhaustive::Dfs>::default(),
+        (None, Strategy::Exhaustive) => Box::<exhaustive::Dfs>::default(),
+        (None, Strategy::Por) => Box::new(por::Por::new(config.alternatives)),
     };
     let count_traces = config.strategy == Strategy::Exhaustive && config.replay.is_none();
     let mut traces = HashSet::new();
@@ -84,6 +98,7 @@ pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
         stopped_by: None,
         failure: None,
         duration: Duration::ZERO,
+        peak_events: None,
     };
     loop {
         if let Some(max) = config
@@ -122,6 +137,8 @@ pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
         }
     }
     report.duration = start.elapsed();
+    report.sleep_set_blocked = explorer.redundant();
+    report.peak_events = explorer.peak_events();
     if count_traces {
         report.traces = Some(traces.len() as u64);
     }

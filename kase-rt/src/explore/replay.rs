@@ -1,6 +1,6 @@
 //! Replaying one schedule exactly.
 
-use crate::exec::{ChoicePoint, Outcome, Scheduler, ThreadIdx};
+use crate::exec::{ChoicePoint, Outcome, Scheduler, Stop, ThreadIdx};
 use crate::report::Schedule;
 
 use super::exhaustive::list;
@@ -23,25 +23,28 @@ impl Replay {
 }
 
 impl Scheduler for Replay {
-    fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, String> {
+    fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
+        if let [only] = point.enabled {
+            return Ok(*only);
+        }
         let i = self.next;
         self.next += 1;
         let Some(&t) = self.choices.get(i) else {
-            return Err(format!(
+            return Err(Stop::Diverged(format!(
                 "the schedule has {} choices, but the model reached choice point {} (runnable: {}): the \
                  schedule does not fit this code",
                 self.choices.len(),
                 i + 1,
                 list(point.enabled)
-            ));
+            )));
         };
         if !point.enabled.contains(&t) {
-            return Err(format!(
+            return Err(Stop::Diverged(format!(
                 "at choice point {} the schedule picks {t}, which cannot run now (runnable: {}): the \
                  schedule does not fit this code",
                 i + 1,
                 list(point.enabled)
-            ));
+            )));
         }
         Ok(t)
     }

@@ -27,6 +27,7 @@ pub struct Report {
     pub(crate) stopped_by: Option<String>,
     pub(crate) failure: Option<Failure>,
     pub(crate) duration: Duration,
+    pub(crate) peak_events: Option<usize>,
 }
 
 impl Report {
@@ -59,6 +60,13 @@ impl Report {
         self.failure.as_ref()
     }
 
+    /// Most events the partial-order explorer held in its unfolding at once
+    /// (`None` for strategies without one). Stays proportional to the
+    /// explored branch and its conflicts, not to the number of executions.
+    pub fn peak_events(&self) -> Option<usize> {
+        self.peak_events
+    }
+
     /// Wall-clock time spent.
     pub fn duration(&self) -> Duration {
         self.duration
@@ -87,6 +95,9 @@ impl fmt::Display for Report {
                 ", {traces} distinct trace{}",
                 if traces == 1 { "" } else { "s" }
             )?;
+        }
+        if self.sleep_set_blocked > 0 {
+            write!(f, " (+{} redundant)", self.sleep_set_blocked)?;
         }
         write!(f, " in {:.2?}", self.duration)?;
         match (&self.failure, &self.stopped_by) {

@@ -1,0 +1,80 @@
+//! Alternatives through a comb (quasi-optimal-por.txt, §5, Definition 6).
+
+use std::collections::HashSet;
+
+use super::unfolding::EventId;
+use super::{Alternatives, Por};
+
+impl Por {
+    /// A clue to explore at node `i` without its event `event`: `J \ C` for a
+    /// k-partial (or full) alternative `J` to `D ∪ {event}` after `C`, or
+    /// `None` if there is none.
+    pub(super) fn alternative(&self, i: usize, event: EventId) -> Option<HashSet<EventId>> {
+        let config_len = self.nodes[i].config_len;
+        let in_c = |x: EventId| self.pos.get(&x).is_some_and(|&p| p < config_len);
+        let mut d: Vec<EventId> = self.in_d.keys().copied().filter(|&x| x != event).collect();
+        d.sort_unstable();
+        d.push(event);
+        // The maximal events of C: each thread's last one.
+        let mut last = Vec::new();
+        for &e in &self.config[..config_len] {
+            let t = self.u.get(e).thread.index();
+            if last.len() <= t {
+                last.resize(t + 1, None);
+            }
+            last[t] = Some(e);
+        }
+        let maximal: Vec<EventId> = last.into_iter().flatten().collect();
+        let targets: Vec<EventId> = match self.alternatives {
+            Alternatives::Optimal => d.clone(),
+            // `event` (last in `d`) first, then the most recently added.
+            Alternatives::KPartial(k) => d.iter().rev().take(k.max(1)).copied().collect(),
+        };
+        let mut spikes = Vec::with_capacity(targets.len());
+        for &target in &targets {
+            let spike: Vec<EventId> = self
+                .u
+                .ids()
+                .filter(|&x| {
+                    self.u.conflict(x, target)
+                        && !maximal.iter().any(|&m| self.u.conflict(x, m))
+                        && !d.iter().any(|&y| self.u.leq(y, x))
+                })
+                .collect();
+            if spike.is_empty() {
+                return None;
+            }
+            spikes.push((target, spike));
+        }
+        let mut chosen = Vec::new();
+        if !self.combine(&spikes, &mut chosen) {
+            return None;
+        }
+        let mut clue = Vec::new();
+        for &x in &chosen {
+            self.u.history(x, in_c, &mut clue);
+        }
+        Some(clue.into_iter().collect())
+    }
+
+    /// Depth-first search for one pairwise conflict-free combination.
+    fn combine(&self, spikes: &[(EventId, Vec<EventId>)], chosen: &mut Vec<EventId>) -> bool {
+        let Some(((target, spike), rest)) = spikes.split_first() else {
+            return true;
+        };
+        // A pick for an earlier spike may already conflict with this target.
+        if chosen.iter().any(|&c| self.u.conflict(c, *target)) {
+            return self.combine(rest, chosen);
+        }
+        for &x in spike {
+            if chosen.iter().all(|&c| !self.u.conflict(c, x)) {
+                chosen.push(x);
+                if self.combine(rest, chosen) {
+                    return true;
+                }
+                chosen.pop();
+            }
+        }
+        false
+    }
+}

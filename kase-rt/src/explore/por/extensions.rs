@@ -1,0 +1,153 @@
+//! Conflicting extensions: every event whose history lies in the explored
+//! configuration, found by re-placing each thread's action earlier on its
+//! object (the generalised `cexp` of `POR-DESIGN.md`).
+
+use std::collections::HashMap;
+
+use crate::exec::{Action, OpKind, ThreadIdx};
+
+use super::names::Name;
+use super::unfolding::EventId;
+use super::Por;
+
+/// More reads of one write than this are not re-placed subset by subset
+/// (2^n placements); exploration stays sound but may miss reorderings of the
+/// write with those reads. Far above what a model explores in practice.
+const MAX_READ_SUBSET: usize = 16;
+
+impl Por {
+    /// Adds `ex(C)` for the configuration just explored, and for the actions
+    /// threads were still waiting to perform (`pending`).
+    pub(super) fn add_extensions(&mut self, pending: &[Action]) {
+        // The write chain of every object in C, and the reads of each write.
+        let mut writes: HashMap<Name, Vec<Option<EventId>>> = HashMap::new();
+        let mut reads: HashMap<(Name, Option<EventId>), Vec<EventId>> = HashMap::new();
+        for &e in &self.config {
+            let ev = self.u.get(e);
+            let Some(name) = ev.name else { continue };
+            let name = self.u.names.find(name);
+            if ev.kind.writes() {
+                writes
+                    .entry(name)
+                    .or_insert_with(|| vec![None])
+                    .push(Some(e));
+            } else {
+                writes.entry(name).or_insert_with(|| vec![None]);
+                reads
+                    .entry((name, self.u.reads_from(e)))
+                    .or_default()
+                    .push(e);
+            }
+        }
+        let chains = Chains { writes, reads };
+        let config = self.config.clone();
+        for e in config {
+            let ev = self.u.get(e);
+            if let Some(name) = ev.name {
+                let (t, kind, pred) = (ev.thread, ev.kind, ev.pred);
+                self.place(&chains, t, kind, name, pred);
+            }
+        }
+        for action in pending {
+            if let Some(x) = action.object {
+                let pred = self.last_of(action.thread);
+                let name = self.bind(x, action.thread, pred);
+                self.place(&chains, action.thread, action.kind, name, pred);
+            }
+        }
+    }
+
+    /// Interns every event of `t`'s action `kind` on `name` after `pred`,
+    /// placed after any write of the chain not before `pred`'s own view.
+    fn place(
+        &mut self,
+        chains: &Chains,
+        t: ThreadIdx,
+        kind: OpKind,
+        name: Name,
+        pred: Option<EventId>,
+    ) {
+        let name = self.u.names.find(name);
+        let empty = vec![None];
+        let chain = chains.writes.get(&name).unwrap_or(&empty);
+        let seen = pred
+            .and_then(|p| self.u.frontier(p, name))
+            .unwrap_or_default();
+        let start = chain.iter().position(|&w| w == seen.write).unwrap_or(0);
+        for &w in &chain[start..] {
+            if w.is_some_and(|w| self.after_pred(w, t, pred)) {
+                break; // later writes have this one in their history too
+            }
+            let enabled = match kind {
+                OpKind::Lock => !w.is_some_and(|w| self.u.get(w).held_after),
+                OpKind::Join => w.is_some(),
+                _ => true,
+            };
+            if !enabled {
+                continue;
+            }
+            if !kind.writes() {
+                self.u
+                    .intern(t, kind, Some(name), pred, w.into_iter().collect());
+                continue;
+            }
+            let all_reads = chains
+                .reads
+                .get(&(name, w))
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            let required: Vec<EventId> = if w == seen.write {
+                seen.reads.clone()
+            } else {
+                Vec::new()
+            };
+            let optional: Vec<EventId> = all_reads
+                .iter()
+                .copied()
+                .filter(|r| !required.contains(r) && !self.after_pred(*r, t, pred))
+                .take(MAX_READ_SUBSET)
+                .collect();
+            for mask in 0u32..(1 << optional.len()) {
+                let mut set = required.clone();
+                set.extend(
+                    optional
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| mask & (1 << i) != 0)
+                        .map(|(_, &r)| r),
+                );
+                // Reads of `w` below the chosen ones are in the history too.
+                let closure: Vec<EventId> = all_reads
+                    .iter()
+                    .copied()
+                    .filter(|&r| !set.contains(&r) && set.iter().any(|&s| self.u.leq(r, s)))
+                    .collect();
+                set.extend(closure);
+                set.sort_unstable();
+                set.dedup();
+                let preds = if set.is_empty() {
+                    w.into_iter().collect()
+                } else {
+                    set
+                };
+                self.u.intern(t, kind, Some(name), pred, preds);
+            }
+        }
+    }
+
+    /// Whether `[x]` contains an event of `t` after `pred` (then `t`'s action
+    /// after `pred` cannot follow `x`).
+    fn after_pred(&self, x: EventId, t: ThreadIdx, pred: Option<EventId>) -> bool {
+        match self.u.tmax(x, t) {
+            None => false,
+            Some(y) => !pred.is_some_and(|p| self.u.get(p).thread == t && self.u.leq(y, p)),
+        }
+    }
+}
+
+/// Per object of the configuration: its writes in order (`None` first: the
+/// initial value) and the reads of each.
+struct Chains {
+    writes: HashMap<Name, Vec<Option<EventId>>>,
+    reads: HashMap<(Name, Option<EventId>), Vec<EventId>>,
+}

@@ -1,0 +1,350 @@
+//! `Strategy::Por`: unfolding-based partial-order reduction, Algorithm 1 of
+//! quasi-optimal-por.txt run statelessly (each execution replays a prefix and
+//! then follows a clue). Design and definitions: `../POR-DESIGN.md`.
+
+mod comb;
+mod extensions;
+mod names;
+mod unfolding;
+
+use std::collections::{HashMap, HashSet};
+
+use crate::exec::{
+    self, ChoicePoint, Execution, ObjectIdx, OpKind, Outcome, Scheduler, Stop, ThreadIdx,
+};
+
+use self::names::Name;
+use self::unfolding::{EventId, Frontier, Unfolding};
+use super::Explorer;
+
+/// How alternatives are computed (quasi-optimal-por.txt, Definition 5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Alternatives {
+    /// Full alternatives: exactly one execution per Mazurkiewicz trace, no
+    /// redundant (sleep-set-blocked) execution ever.
+    #[default]
+    Optimal,
+    /// k-partial alternatives: cheaper to compute, may explore redundant
+    /// executions (counted in `Report::sleep_set_blocked`). `KPartial(1)`
+    /// behaves like source-set DPOR.
+    KPartial(usize),
+}
+
+/// The object state the explorer shadows for one runtime object.
+struct ObjState {
+    name: Name,
+    frontier: Frontier,
+}
+
+/// A choice point of the current execution: a node of Algorithm 1's tree.
+struct Node {
+    /// Scheduler step at which the choice is made.
+    step: usize,
+    /// Size of the configuration `C` at the choice.
+    config_len: usize,
+    /// The event chosen (`e` of line 10), once it ran.
+    event: Option<EventId>,
+    /// Events this node added to `D` when taking right branches.
+    added: Vec<EventId>,
+}
+
+/// The partial-order explorer.
+pub(crate) struct Por {
+    u: Unfolding,
+    alternatives: Alternatives,
+    /// Thread `t`'s action after event `p` is a function of `p`; this keeps
+    /// the object name of each such action seen so far.
+    labels: HashMap<(ThreadIdx, Option<EventId>), Name>,
+    // State of the current execution.
+    processed: usize,
+    config: Vec<EventId>,
+    pos: HashMap<EventId, usize>,
+    last: Vec<Option<EventId>>,
+    objects: Vec<Option<ObjState>>,
+    steps: usize,
+    chosen: Vec<ThreadIdx>,
+    awaiting: Option<usize>,
+    diverged: Option<String>,
+    // The exploration tree.
+    nodes: Vec<Node>,
+    in_d: HashMap<EventId, u32>,
+    guide: HashSet<EventId>,
+    replay: Vec<ThreadIdx>,
+    expected: Vec<EventId>,
+    redundant: u64,
+    peak_events: usize,
+}
+
+impl Por {
+    pub(crate) fn new(alternatives: Alternatives) -> Self {
+        Por {
+            u: Unfolding::default(),
+            alternatives,
+            labels: HashMap::new(),
+            processed: 0,
+            config: Vec::new(),
+            pos: HashMap::new(),
+            last: Vec::new(),
+            objects: Vec::new(),
+            steps: 0,
+            chosen: Vec::new(),
+            awaiting: None,
+            diverged: None,
+            nodes: Vec::new(),
+            in_d: HashMap::new(),
+            guide: HashSet::new(),
+            replay: Vec::new(),
+            expected: Vec::new(),
+            redundant: 0,
+            peak_events: 0,
+        }
+    }
+
+    fn last_of(&self, t: ThreadIdx) -> Option<EventId> {
+        self.last.get(t.index()).copied().flatten()
+    }
+
+    fn set_last(&mut self, t: ThreadIdx, e: EventId) {
+        if self.last.len() <= t.index() {
+            self.last.resize(t.index() + 1, None);
+        }
+        self.last[t.index()] = Some(e);
+    }
+
+    /// The canonical name of runtime object `x`, first used by `t` after `pred`.
+    fn bind(&mut self, x: ObjectIdx, t: ThreadIdx, pred: Option<EventId>) -> Name {
+        let i = x.0 as usize;
+        if self.objects.len() <= i {
+            self.objects.resize_with(i + 1, || None);
+        }
+        if let Some(o) = &self.objects[i] {
+            return o.name;
+        }
+        let name = match self.labels.get(&(t, pred)) {
+            Some(&n) => n,
+            None => self.u.names.fresh(),
+        };
+        self.objects[i] = Some(ObjState {
+            name,
+            frontier: Frontier::default(),
+        });
+        name
+    }
+
+    fn frontier_of(&self, x: ObjectIdx) -> Option<&Frontier> {
+        self.objects
+            .get(x.0 as usize)?
+            .as_ref()
+            .map(|o| &o.frontier)
+    }
+
+    /// Adds the events the execution produced since the last call.
+    fn sync(&mut self, events: &[exec::Event]) {
+        while self.processed < events.len() {
+            let ev = &events[self.processed];
+            self.processed += 1;
+            self.process(ev);
+        }
+    }
+
+    fn process(&mut self, ev: &exec::Event) {
+        let t = ev.action.thread;
+        let kind = ev.action.kind;
+        let pred = self.last_of(t);
+        let (name, preds) = match ev.action.object {
+            Some(x) => {
+                let name = self.bind(x, t, pred);
+                let preds = self
+                    .frontier_of(x)
+                    .map(|f| f.preds(kind.writes()))
+                    .unwrap_or_default();
+                (Some(name), preds)
+            }
+            None => (None, Vec::new()),
+        };
+        let spawned =
+            (kind == OpKind::Spawn).then(|| ThreadIdx(ev.value.unwrap_or_default() as u32));
+        let (id, _) = self.u.intern(t, kind, name, pred, preds);
+        if let Some(n) = name {
+            // The same label met under another name (a known event, or the
+            // label map) means both names denote this object.
+            if let Some(known) = self.u.get(id).name {
+                self.u.names.union(n, known);
+            }
+            let label = *self.labels.entry((t, pred)).or_insert(n);
+            self.u.names.union(n, label);
+        }
+        let i = self.config.len();
+        if i < self.expected.len() && self.expected[i] != id && self.diverged.is_none() {
+            self.diverged = Some(format!(
+                "re-running the same schedule produced a different event at step {} ({t} {}): the model \
+                 depends on something other than the schedule",
+                i + 1,
+                kind.name()
+            ));
+        }
+        self.guide.remove(&id);
+        self.pos.insert(id, i);
+        self.config.push(id);
+        self.set_last(t, id);
+        if let Some(child) = spawned {
+            self.set_last(child, id);
+        }
+        if let Some(x) = ev.action.object {
+            let f = &mut self.objects[x.0 as usize]
+                .as_mut()
+                .expect("bound above")
+                .frontier;
+            if kind.writes() {
+                *f = Frontier {
+                    write: Some(id),
+                    reads: Vec::new(),
+                };
+            } else {
+                f.reads.push(id);
+            }
+        }
+        if let Some(n) = self.awaiting.take() {
+            self.nodes[n].event = Some(id);
+        }
+    }
+
+    /// The event thread `t` would produce if it ran now, if already in `U`.
+    fn would_be(&self, exec: &Execution, t: ThreadIdx) -> Option<EventId> {
+        let action = exec.pending(t)?;
+        let preds = match action.object {
+            Some(x) => self
+                .frontier_of(x)
+                .map(|f| f.preds(action.kind.writes()))
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        self.u.find(t, self.last_of(t), &preds)
+    }
+
+    fn reset_execution(&mut self) {
+        self.processed = 0;
+        self.config.clear();
+        self.pos.clear();
+        self.last.clear();
+        self.objects.clear();
+        self.steps = 0;
+        self.chosen.clear();
+        self.awaiting = None;
+        self.diverged = None;
+    }
+}
+
+impl Scheduler for Por {
+    fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
+        let exec = point.execution;
+        self.sync(exec.events());
+        if let Some(message) = self.diverged.take() {
+            return Err(Stop::Diverged(message));
+        }
+        let step = self.steps;
+        self.steps += 1;
+        if let Some(&t) = self.replay.get(step) {
+            if !point.enabled.contains(&t) {
+                return Err(Stop::Diverged(format!(
+                    "re-running the same schedule, {t} could not run at step {}: the model depends on \
+                     something other than the schedule",
+                    step + 1
+                )));
+            }
+            self.chosen.push(t);
+            return Ok(t);
+        }
+        let choice = if !self.guide.is_empty() {
+            let guided = point.enabled.iter().copied().find(|&t| {
+                self.would_be(exec, t)
+                    .is_some_and(|e| self.guide.contains(&e))
+            });
+            match guided {
+                Some(t) => t,
+                None => {
+                    return Err(Stop::Diverged(
+                        "kase internal error: no event of the alternative being explored can run; please \
+                         report this with the model"
+                            .into(),
+                    ));
+                }
+            }
+        } else {
+            // Line 7: any enabled event not in D; keep the current thread
+            // running when possible (fewer switches in reports).
+            let not_in_d = |t: ThreadIdx| {
+                !self
+                    .would_be(exec, t)
+                    .is_some_and(|e| self.in_d.contains_key(&e))
+            };
+            let current = Some(point.current).filter(|t| point.enabled.contains(t) && not_in_d(*t));
+            match current.or_else(|| point.enabled.iter().copied().find(|&t| not_in_d(t))) {
+                Some(t) => t,
+                None => return Err(Stop::Redundant),
+            }
+        };
+        if point.enabled.len() > 1 {
+            let redeciding = self.nodes.last().is_some_and(|n| n.step == step);
+            if !redeciding {
+                self.nodes.push(Node {
+                    step,
+                    config_len: self.config.len(),
+                    event: None,
+                    added: Vec::new(),
+                });
+            }
+            self.awaiting = Some(self.nodes.len() - 1);
+        }
+        self.chosen.push(choice);
+        Ok(choice)
+    }
+}
+
+impl Explorer for Por {
+    fn advance(&mut self, outcome: &Outcome) -> Result<bool, String> {
+        self.sync(&outcome.events);
+        if let Some(message) = self.diverged.take() {
+            return Err(message);
+        }
+        if outcome.redundant {
+            self.redundant += 1;
+        }
+        self.add_extensions(&outcome.pending);
+        self.peak_events = self.peak_events.max(self.u.len());
+        while let Some(node) = self.nodes.last() {
+            let event = node
+                .event
+                .expect("kase internal error: a choice point without its event");
+            if let Some(clue) = self.alternative(self.nodes.len() - 1, event) {
+                let node = self.nodes.last_mut().expect("non-empty");
+                node.added.push(event);
+                *self.in_d.entry(event).or_default() += 1;
+                let (step, config_len) = (node.step, node.config_len);
+                self.replay = self.chosen[..step].to_vec();
+                self.expected = self.config[..config_len].to_vec();
+                self.guide = clue;
+                self.reset_execution();
+                return Ok(true);
+            }
+            let node = self.nodes.pop().expect("non-empty");
+            for e in node.added {
+                if let Some(count) = self.in_d.get_mut(&e) {
+                    *count -= 1;
+                    if *count == 0 {
+                        self.in_d.remove(&e);
+                    }
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    fn redundant(&self) -> u64 {
+        self.redundant
+    }
+
+    fn peak_events(&self) -> Option<usize> {
+        Some(self.peak_events)
+    }
+}

@@ -1,0 +1,341 @@
+//! The prime event structure `U`: events discovered so far, with causality
+//! and conflict. See `POR-DESIGN.md` for the definitions.
+
+use std::collections::HashMap;
+
+use crate::exec::{OpKind, ThreadIdx};
+
+use super::names::{Name, Names};
+
+/// Index of an event in [`Unfolding`].
+pub(crate) type EventId = u32;
+
+/// Where an object stands in a configuration: its last write (`None`: the
+/// initial value) and the reads of that write.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Frontier {
+    pub write: Option<EventId>,
+    pub reads: Vec<EventId>,
+}
+
+impl Frontier {
+    /// The object predecessors of a new event on the object: a read follows
+    /// the last write; a write follows the reads of it, or the write itself.
+    pub(crate) fn preds(&self, writes: bool) -> Vec<EventId> {
+        if writes && !self.reads.is_empty() {
+            let mut r = self.reads.clone();
+            r.sort_unstable();
+            r
+        } else {
+            self.write.into_iter().collect()
+        }
+    }
+}
+
+/// One event: an action after a history.
+#[derive(Debug)]
+pub(crate) struct Event {
+    pub thread: ThreadIdx,
+    pub kind: OpKind,
+    pub name: Option<Name>,
+    /// Previous event of the thread, or the spawn event for a child's first.
+    pub pred: Option<EventId>,
+    /// Previous event of the same thread (the thread tree parent).
+    thread_parent: Option<EventId>,
+    /// Position in its thread, from 1.
+    depth: u32,
+    /// Maximal events on its object in its history (sorted).
+    pub obj_preds: Vec<EventId>,
+    /// For a write: the previous write (write tree parent); for a read: the
+    /// write it reads.
+    write: Option<EventId>,
+    /// Writes on the object in the history including itself (for a read:
+    /// those of the write it reads).
+    write_depth: u32,
+    /// For each thread, its maximal event in the history.
+    tmax: Vec<Option<EventId>>,
+    /// For each object in the history, its frontier (sorted by name).
+    frontiers: Vec<(Name, Frontier)>,
+    /// Mutex objects: whether the mutex is held after this event.
+    pub held_after: bool,
+}
+
+/// The events of `U` and the index that identifies them across executions.
+#[derive(Default)]
+pub(crate) struct Unfolding {
+    events: Vec<Event>,
+    by_key: HashMap<(ThreadIdx, Option<EventId>, Vec<EventId>), EventId>,
+    pub names: Names,
+}
+
+impl Unfolding {
+    pub(crate) fn get(&self, e: EventId) -> &Event {
+        &self.events[e as usize]
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    pub(crate) fn ids(&self) -> std::ops::Range<EventId> {
+        0..self.events.len() as EventId
+    }
+
+    pub(crate) fn find(
+        &self,
+        thread: ThreadIdx,
+        pred: Option<EventId>,
+        obj_preds: &[EventId],
+    ) -> Option<EventId> {
+        // Avoid allocating a key for the lookup on the hot path.
+        self.by_key
+            .get(&(thread, pred, obj_preds.to_vec()))
+            .copied()
+    }
+
+    /// The event `(thread, pred, obj_preds)`, created if new. `kind`, `name`
+    /// describe it (they are functions of `pred`).
+    pub(crate) fn intern(
+        &mut self,
+        thread: ThreadIdx,
+        kind: OpKind,
+        name: Option<Name>,
+        pred: Option<EventId>,
+        obj_preds: Vec<EventId>,
+    ) -> (EventId, bool) {
+        if let Some(&id) = self.by_key.get(&(thread, pred, obj_preds.clone())) {
+            return (id, false);
+        }
+        let id = self.events.len() as EventId;
+        let thread_parent = pred.filter(|&p| self.get(p).thread == thread);
+        let depth = thread_parent.map_or(1, |p| self.get(p).depth + 1);
+        let mut tmax: Vec<Option<EventId>> = Vec::new();
+        let mut frontiers: Vec<(Name, Frontier)> = Vec::new();
+        for &q in pred.iter().chain(&obj_preds) {
+            self.join_history(&mut tmax, &mut frontiers, q);
+        }
+        if tmax.len() <= thread.index() {
+            tmax.resize(thread.index() + 1, None);
+        }
+        tmax[thread.index()] = Some(id);
+        let mut write = None;
+        let mut write_depth = 0;
+        let mut held_after = false;
+        if let Some(name) = name {
+            let canonical = self.names.find(name);
+            let slot = match frontiers
+                .iter()
+                .position(|(n, _)| self.names.find(*n) == canonical)
+            {
+                Some(i) => i,
+                None => {
+                    frontiers.push((canonical, Frontier::default()));
+                    frontiers.len() - 1
+                }
+            };
+            let f = &mut frontiers[slot].1;
+            write = f.write;
+            let base_depth = f.write.map_or(0, |w| self.events[w as usize].write_depth);
+            let base_held = f.write.is_some_and(|w| self.events[w as usize].held_after);
+            held_after = match kind {
+                OpKind::Unlock => false,
+                OpKind::Lock | OpKind::TryLock => true,
+                _ => base_held,
+            };
+            if kind.writes() {
+                write_depth = base_depth + 1;
+                *f = Frontier {
+                    write: Some(id),
+                    reads: Vec::new(),
+                };
+            } else {
+                write_depth = base_depth;
+                f.reads.push(id);
+            }
+            frontiers.sort_by_key(|(n, _)| *n);
+        }
+        self.events.push(Event {
+            thread,
+            kind,
+            name,
+            pred,
+            thread_parent,
+            depth,
+            obj_preds: obj_preds.clone(),
+            write,
+            write_depth,
+            tmax,
+            frontiers,
+            held_after,
+        });
+        self.by_key.insert((thread, pred, obj_preds), id);
+        (id, true)
+    }
+
+    fn join_history(
+        &self,
+        tmax: &mut Vec<Option<EventId>>,
+        frontiers: &mut Vec<(Name, Frontier)>,
+        q: EventId,
+    ) {
+        let ev = self.get(q);
+        if tmax.len() < ev.tmax.len() {
+            tmax.resize(ev.tmax.len(), None);
+        }
+        for (mine, theirs) in tmax.iter_mut().zip(&ev.tmax) {
+            *mine = match (*mine, *theirs) {
+                (Some(a), Some(b)) => Some(if self.get(a).depth >= self.get(b).depth {
+                    a
+                } else {
+                    b
+                }),
+                (a, b) => a.or(b),
+            };
+        }
+        for (name, f) in &ev.frontiers {
+            let canonical = self.names.find(*name);
+            match frontiers
+                .iter_mut()
+                .find(|(n, _)| self.names.find(*n) == canonical)
+            {
+                None => frontiers.push((canonical, f.clone())),
+                Some((_, mine)) => self.join_frontier(mine, f),
+            }
+        }
+    }
+
+    /// Joins two frontiers of one object from consistent histories.
+    fn join_frontier(&self, mine: &mut Frontier, theirs: &Frontier) {
+        if mine.write == theirs.write {
+            for &r in &theirs.reads {
+                if !mine.reads.contains(&r) {
+                    mine.reads.push(r);
+                }
+            }
+        } else if self.wdepth(theirs.write) > self.wdepth(mine.write) {
+            *mine = theirs.clone();
+        }
+    }
+
+    /// For a read, the write it reads (`None`: the initial value).
+    pub(crate) fn reads_from(&self, e: EventId) -> Option<EventId> {
+        self.get(e).write
+    }
+
+    fn wdepth(&self, w: Option<EventId>) -> u32 {
+        w.map_or(0, |w| self.get(w).write_depth)
+    }
+
+    /// The frontier of object `name` in `[e]`, if `[e]` touches it.
+    pub(crate) fn frontier(&self, e: EventId, name: Name) -> Option<Frontier> {
+        let canonical = self.names.find(name);
+        let mut out: Option<Frontier> = None;
+        for (n, f) in &self.get(e).frontiers {
+            if self.names.find(*n) == canonical {
+                match &mut out {
+                    None => out = Some(f.clone()),
+                    Some(o) => self.join_frontier(o, f),
+                }
+            }
+        }
+        out
+    }
+
+    /// The maximal event of `thread` in `[e]`.
+    pub(crate) fn tmax(&self, e: EventId, thread: ThreadIdx) -> Option<EventId> {
+        self.get(e).tmax.get(thread.index()).copied().flatten()
+    }
+
+    /// Whether `a` is `x` or an earlier event of the same thread below `x`.
+    fn thread_ancestor(&self, a: EventId, mut x: EventId) -> bool {
+        let da = self.get(a).depth;
+        while self.get(x).depth > da {
+            match self.get(x).thread_parent {
+                Some(p) => x = p,
+                None => return false,
+            }
+        }
+        x == a
+    }
+
+    /// Causality: `a ∈ [b]`.
+    pub(crate) fn leq(&self, a: EventId, b: EventId) -> bool {
+        match self.tmax(b, self.get(a).thread) {
+            Some(x) => self.thread_ancestor(a, x),
+            None => false,
+        }
+    }
+
+    /// The ancestor of write `w` at write depth `depth` (`None`: the root).
+    fn write_ancestor(&self, mut w: Option<EventId>, depth: u32) -> Option<EventId> {
+        while let Some(x) = w {
+            if self.get(x).write_depth <= depth {
+                break;
+            }
+            w = self.get(x).write;
+        }
+        w
+    }
+
+    /// Whether two frontiers of one object can belong to one configuration.
+    fn compatible(&self, a: &Frontier, b: &Frontier) -> bool {
+        if a.write == b.write {
+            return true;
+        }
+        let (short, long) = if self.wdepth(a.write) <= self.wdepth(b.write) {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        let d = self.wdepth(short.write);
+        if self.wdepth(long.write) == d || self.write_ancestor(long.write, d) != short.write {
+            return false;
+        }
+        // The write after `short.write` on the longer chain must come after
+        // every read of `short.write` on the shorter side.
+        let next = self
+            .write_ancestor(long.write, d + 1)
+            .expect("deeper chain has a next write");
+        short.reads.iter().all(|&r| self.leq(r, next))
+    }
+
+    /// Conflict: `[a] ∪ [b]` is not a configuration.
+    pub(crate) fn conflict(&self, a: EventId, b: EventId) -> bool {
+        let (ea, eb) = (self.get(a), self.get(b));
+        for (ta, tb) in ea.tmax.iter().zip(&eb.tmax) {
+            if let (Some(x), Some(y)) = (*ta, *tb) {
+                if !(self.thread_ancestor(x, y) || self.thread_ancestor(y, x)) {
+                    return true;
+                }
+            }
+        }
+        for (name, _) in &ea.frontiers {
+            if let (Some(fa), Some(fb)) = (self.frontier(a, *name), self.frontier(b, *name)) {
+                if !self.compatible(&fa, &fb) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// `[e]` as a list of events, stopping at events `stop` says to skip
+    /// (with their histories).
+    pub(crate) fn history(
+        &self,
+        e: EventId,
+        stop: impl Fn(EventId) -> bool,
+        out: &mut Vec<EventId>,
+    ) {
+        let mut stack = vec![e];
+        while let Some(x) = stack.pop() {
+            if stop(x) || out.contains(&x) {
+                continue;
+            }
+            out.push(x);
+            let ev = self.get(x);
+            stack.extend(ev.pred);
+            stack.extend(ev.obj_preds.iter().copied());
+        }
+    }
+}
