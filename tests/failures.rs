@@ -175,3 +175,79 @@ fn nondeterministic_models_are_reported() {
         .expect("the model behaves differently on re-runs");
     assert_eq!(failure.kind(), FailureKind::Nondeterminism);
 }
+
+/// Sets a flag when dropped.
+struct SetOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn threads_left_unfinished_by_a_failure_are_unwound() {
+    let dropped = std::sync::atomic::AtomicBool::new(false);
+    let real = std::sync::Mutex::new(());
+    let report = Builder::new().explore(|| {
+        let _flag = SetOnDrop(&dropped);
+        let _real_guard = real.lock().unwrap();
+        let m = Arc::new(Mutex::new(()));
+        let m2 = m.clone();
+        let _t = thread::spawn(move || {
+            let _held = m2.lock().unwrap();
+            thread::yield_now();
+        });
+        let _a = m.lock().unwrap();
+        let _b = m.lock().unwrap(); // deadlocks: main already holds it
+    });
+    assert_eq!(
+        report.failure().map(|f| f.kind()),
+        Some(FailureKind::Deadlock)
+    );
+    assert!(
+        dropped.load(std::sync::atomic::Ordering::SeqCst),
+        "destructors of the stuck thread ran"
+    );
+    // Released (poisoned, since it was dropped while unwinding), not held.
+    assert!(
+        !matches!(real.try_lock(), Err(std::sync::TryLockError::WouldBlock)),
+        "a std guard held by the stuck thread was released"
+    );
+}
+
+#[test]
+fn scoped_os_threads_inside_a_failing_model_are_joined_before_explore_returns() {
+    let finished = std::sync::atomic::AtomicBool::new(false);
+    let report = Builder::new().explore(|| {
+        let data = [1, 2, 3];
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                assert_eq!(data.iter().sum::<i32>(), 6);
+                finished.store(true, std::sync::atomic::Ordering::SeqCst);
+            });
+            let m = Mutex::new(());
+            let _a = m.lock().unwrap();
+            let _b = m.lock().unwrap();
+        });
+    });
+    assert_eq!(
+        report.failure().map(|f| f.kind()),
+        Some(FailureKind::Deadlock)
+    );
+    assert!(finished.load(std::sync::atomic::Ordering::SeqCst));
+}
+
+#[test]
+fn a_resumed_panic_is_reported_with_its_own_message() {
+    let report = Builder::new().explore(|| {
+        let caught = std::panic::catch_unwind(|| panic!("caught and handled"));
+        assert!(caught.is_err());
+        std::panic::resume_unwind(Box::new("the real failure"));
+    });
+    assert_eq!(
+        report.failure().and_then(|f| f.message()),
+        Some("the real failure")
+    );
+}

@@ -219,3 +219,23 @@ fn newer_std_atomic_methods_match_std() {
     assert_eq!(p.fetch_xor(1, SeqCst) as usize, base | 1);
     assert_eq!(p.fetch_and(!0, SeqCst) as usize, base);
 }
+
+#[test]
+fn locking_while_already_panicking_does_not_poison_like_std() {
+    struct LockOnDrop<'a>(&'a Mutex<u32>);
+    impl Drop for LockOnDrop<'_> {
+        fn drop(&mut self) {
+            *self.0.lock().unwrap() += 1;
+        }
+    }
+    let m = Mutex::new(0);
+    let _ = std::panic::catch_unwind(|| {
+        let _d = LockOnDrop(&m);
+        panic!("unwinding");
+    });
+    assert!(
+        !m.is_poisoned(),
+        "std poisons only for panics that start while locked"
+    );
+    assert_eq!(*m.lock().unwrap(), 1);
+}

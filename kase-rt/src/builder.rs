@@ -32,8 +32,8 @@ pub struct Builder {
 
 /// Default bound on visible operations per execution.
 pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
-/// Default stack size of a model thread.
-pub const DEFAULT_STACK_SIZE: usize = 1 << 20;
+/// Default stack size of a model thread: 2 MiB, like std's spawned threads.
+pub const DEFAULT_STACK_SIZE: usize = 2 << 20;
 
 impl Default for Builder {
     fn default() -> Self {
@@ -137,7 +137,7 @@ impl Builder {
         self
     }
 
-    /// Stack size of each model thread in bytes (default 1 MiB).
+    /// Stack size of each model thread in bytes (default 2 MiB, as std).
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.config.stack_size = bytes;
         self

@@ -22,9 +22,15 @@ pub(crate) trait Continuation {
     /// Runs the thread until it suspends or finishes.
     fn resume(&mut self) -> Resumed;
 
-    /// Gives up an unfinished thread for good: it is never resumed again and
-    /// nothing on its stack is dropped (see the coroutine implementation).
-    fn abandon(self: Box<Self>);
+    /// Ends an unfinished thread by unwinding its stack (running its
+    /// destructors), then hands its resources back for reuse. The caller
+    /// must make visible operations neither block nor switch meanwhile.
+    fn unwind(self: Box<Self>, pool: &mut StackPool);
+
+    /// Last resort when unwinding is impossible (the driver itself is
+    /// panicking: a second unwind would abort): never resume the thread and
+    /// leak its stack, so nothing it references is freed under it.
+    fn leak(self: Box<Self>);
 
     /// Hands the resources of a finished thread back for reuse.
     fn recycle(self: Box<Self>, pool: &mut StackPool);
@@ -108,15 +114,17 @@ impl Continuation for CoroutineThread {
         }
     }
 
-    fn abandon(mut self: Box<Self>) {
-        // SAFETY: `force_reset` forgets the suspended frames without running
-        // their destructors. That is sound because the stack is then leaked,
-        // never unmapped or reused: whatever those frames own or pin stays
-        // valid memory forever, and leaking is always safe. Unwinding instead
-        // would run user destructors that may take model locks or panic a
-        // second time (an abort); an abandoned thread belongs to an execution
-        // that already failed, so this happens at most once per exploration.
-        unsafe { self.coroutine.force_reset() };
+    fn unwind(mut self: Box<Self>, pool: &mut StackPool) {
+        self.coroutine.force_unwind();
+        self.recycle(pool);
+    }
+
+    fn leak(self: Box<Self>) {
+        // Forgetting the coroutine keeps its stack mapped forever, so the
+        // suspended frames (and anything borrowed or pinned by them) are
+        // never freed. It is only used while the driver is already panicking;
+        // data the frames borrow from the model closure may then be freed by
+        // that panic, but the frames never run again.
         std::mem::forget(self);
     }
 
@@ -164,7 +172,7 @@ mod tests {
     }
 
     #[test]
-    fn abandoned_coroutine_does_not_run_destructors() {
+    fn unwound_coroutine_runs_destructors() {
         struct Loud<'a>(&'a RefCell<bool>);
         impl Drop for Loud<'_> {
             fn drop(&mut self) {
@@ -173,7 +181,7 @@ mod tests {
         }
         let dropped = RefCell::new(false);
         let mut pool = StackPool::new(64 * 1024);
-        // SAFETY: the coroutine is abandoned before `dropped` goes away.
+        // SAFETY: the coroutine is unwound before `dropped` goes away.
         let mut c = unsafe {
             CoroutineThread::boxed(
                 &mut pool,
@@ -184,7 +192,8 @@ mod tests {
             )
         };
         assert_eq!(c.resume(), Resumed::Suspended);
-        c.abandon();
-        assert!(!*dropped.borrow());
+        c.unwind(&mut pool);
+        assert!(*dropped.borrow());
+        assert_eq!(pool.free.len(), 1, "the stack is reused");
     }
 }

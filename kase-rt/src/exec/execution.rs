@@ -125,6 +125,8 @@ pub struct Execution {
     interner: ThreadInterner,
     unstarted: VecDeque<(ThreadIdx, Box<dyn FnOnce() + Send>)>,
     fault: Option<Fault>,
+    /// Unfinished threads are being unwound after the execution ended.
+    teardown: bool,
 }
 
 impl Execution {
@@ -138,6 +140,7 @@ impl Execution {
             interner,
             unstarted: VecDeque::new(),
             fault: None,
+            teardown: false,
         };
         let object = exec.add_object(ObjectDetail::Thread(ThreadIdx::MAIN));
         exec.add_thread(ThreadState::new(
@@ -257,6 +260,18 @@ impl Execution {
             kind,
         };
         let pending = Pending { action, location };
+        if self.teardown {
+            // The thread is being unwound after the execution ended: its
+            // destructors' operations run at once, unrecorded, and never
+            // block (a lock is granted, a join sees no value). If user code
+            // swallowed the unwind and goes on, suspending restarts it.
+            self.thread_mut(action.thread).pending = Some(pending);
+            return if std::thread::panicking() {
+                None
+            } else {
+                self.thread(action.thread).suspender
+            };
+        }
         // A thread that is unwinding never switches away: std's panic count is
         // per OS thread, and another model thread (or the driver) running
         // while it is raised would see `panicking() == true` or abort on its
@@ -283,6 +298,13 @@ impl Execution {
         &mut self,
         effect: impl FnOnce(&mut Execution, &Action) -> (R, Option<u64>),
     ) -> R {
+        if self.teardown {
+            let pending = self.thread_mut(self.current).pending.take();
+            let action = pending
+                .expect("kase internal error: nothing announced")
+                .action;
+            return effect(self, &action).0;
+        }
         let t = self.current;
         let pending = self
             .thread_mut(t)
@@ -358,15 +380,22 @@ impl Execution {
         self.thread(thread).finished
     }
 
-    fn record_panic(&mut self, thread: ThreadIdx, payload: Box<dyn Any + Send>) {
+    /// Records the first panic; hands back a payload it did not keep.
+    fn record_panic(
+        &mut self,
+        thread: ThreadIdx,
+        payload: Box<dyn Any + Send>,
+    ) -> Option<Box<dyn Any + Send>> {
         let info = panic::take_last(&*payload);
-        if self.fault.is_none() {
-            self.fault = Some(Fault::Panic {
-                thread,
-                info,
-                payload,
-            });
+        if self.fault.is_some() {
+            return Some(payload);
         }
+        self.fault = Some(Fault::Panic {
+            thread,
+            info,
+            payload,
+        });
+        None
     }
 
     /// Announces the current thread's exit; returns the suspender to yield to
@@ -399,7 +428,12 @@ fn thread_body<'a>(thread: ThreadIdx, body: Box<dyn FnOnce() + 'a>) -> Body<'a> 
             unsafe { std::mem::transmute(suspender as *const dyn Suspend) };
         super::with(|e| e.thread_mut(thread).suspender = Some(erased));
         if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
-            super::with(|e| e.record_panic(thread, payload));
+            if super::with(|e| e.teardown) {
+                // The forced unwind of an unfinished thread: let it finish.
+                std::panic::resume_unwind(payload);
+            }
+            let payload = super::with(|e| e.record_panic(thread, payload));
+            drop(payload); // outside the borrow: its Drop may use shims
         }
         // Exiting is a scheduling point: `is_finished` may see it or not.
         if let Some(suspender) = super::with(|e| e.announce_exit()) {
@@ -414,6 +448,7 @@ fn thread_body<'a>(thread: ThreadIdx, body: Box<dyn FnOnce() + 'a>) -> Body<'a> 
 struct Continuations<'a, 'p> {
     threads: Vec<Option<Box<dyn Continuation + 'a>>>,
     pool: &'p mut StackPool,
+    exec: &'a RefCell<Execution>,
 }
 
 impl<'a> Continuations<'a, '_> {
@@ -422,7 +457,7 @@ impl<'a> Continuations<'a, '_> {
     /// # Safety
     ///
     /// Whatever `body` borrows must outlive `self`: every continuation is
-    /// finished or abandoned when `self` is dropped.
+    /// finished, or unwound when `self` is dropped.
     unsafe fn start(&mut self, t: ThreadIdx, body: Body<'a>) {
         if self.threads.len() <= t.index() {
             self.threads.resize_with(t.index() + 1, || None);
@@ -432,22 +467,34 @@ impl<'a> Continuations<'a, '_> {
     }
 
     /// Runs `t` until it suspends or finishes.
-    fn resume(&mut self, exec: &RefCell<Execution>, t: ThreadIdx) {
-        exec.borrow_mut().current = t;
+    fn resume(&mut self, t: ThreadIdx) {
+        self.exec.borrow_mut().current = t;
         let slot = &mut self.threads[t.index()];
         let cont = slot
             .as_mut()
             .expect("kase internal error: resuming a finished thread");
-        if cont.resume() == Resumed::Finished {
+        let finished = panic::in_coroutine(|| cont.resume()) == Resumed::Finished;
+        if finished {
             slot.take().expect("present").recycle(self.pool);
         }
     }
 }
 
 impl Drop for Continuations<'_, '_> {
+    /// Ends the threads an early stop left unfinished, running their
+    /// destructors (so borrowed data and real locks are released).
     fn drop(&mut self) {
-        for cont in self.threads.drain(..).flatten() {
-            cont.abandon();
+        let driver_panicking = std::thread::panicking();
+        self.exec.borrow_mut().teardown = true;
+        for (t, cont) in self.threads.drain(..).enumerate() {
+            let Some(cont) = cont else { continue };
+            if driver_panicking {
+                cont.leak();
+            } else {
+                self.exec.borrow_mut().current = ThreadIdx(t as u32);
+                let pool = &mut *self.pool;
+                panic::in_coroutine(|| cont.unwind(pool));
+            }
         }
     }
 }
@@ -469,20 +516,24 @@ pub(crate) fn run(
         let mut threads = Continuations {
             threads: Vec::new(),
             pool,
+            exec: &exec,
         };
         // SAFETY: `threads` is dropped at the end of this closure, before
-        // `main` and `exec` go away; its drop abandons unfinished threads.
+        // `main` and `exec` go away; its drop unwinds unfinished threads.
         unsafe {
             threads.start(
                 ThreadIdx::MAIN,
                 thread_body(ThreadIdx::MAIN, Box::new(main)),
             )
         };
-        threads.resume(&exec, ThreadIdx::MAIN);
+        threads.resume(ThreadIdx::MAIN);
 
         let mut enabled = Vec::new();
         let mut steps = 0u64;
         loop {
+            if exec.borrow().fault.is_some() {
+                break; // do not start children of a failed execution
+            }
             // Run newly spawned threads up to their first visible operation,
             // so every live thread has a known pending action at each choice.
             loop {
@@ -490,7 +541,7 @@ pub(crate) fn run(
                 let Some((t, body)) = next else { break };
                 // SAFETY: as for the main thread; spawned bodies are 'static.
                 unsafe { threads.start(t, thread_body(t, body)) };
-                threads.resume(&exec, t);
+                threads.resume(t);
             }
             let mut e = exec.borrow_mut();
             if e.fault.is_some() {
@@ -537,7 +588,7 @@ pub(crate) fn run(
                 schedule.push(next);
             }
             drop(e);
-            threads.resume(&exec, next);
+            threads.resume(next);
         }
     });
     let exec = exec.into_inner();

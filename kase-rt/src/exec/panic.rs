@@ -2,7 +2,7 @@
 //! instead of letting the default hook print once per failing execution.
 
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Once;
 
 /// Where and why a model thread panicked.
@@ -16,6 +16,21 @@ pub struct PanicInfo {
 
 thread_local! {
     static LAST_PANIC: RefCell<Option<PanicInfo>> = const { RefCell::new(None) };
+    static IN_COROUTINE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` (which resumes a model thread) with panics in it captured rather
+/// than printed; panics of kase's own driver code still reach the previous
+/// hook.
+pub(crate) fn in_coroutine<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            IN_COROUTINE.with(|c| c.set(self.0));
+        }
+    }
+    let _reset = Reset(IN_COROUTINE.with(|c| c.replace(true)));
+    f()
 }
 
 /// Installs (once per process) a panic hook that, on an OS thread currently
@@ -26,7 +41,7 @@ pub(crate) fn install_hook() {
     INSTALL.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if super::in_model() {
+            if IN_COROUTINE.with(Cell::get) {
                 let captured = PanicInfo {
                     message: payload_message(info.payload()),
                     location: info
@@ -42,14 +57,17 @@ pub(crate) fn install_hook() {
 }
 
 /// The panic recorded by the hook for the payload just caught, or the payload
-/// itself rendered if the hook did not see it (`resume_unwind` skips hooks).
+/// itself rendered if the hook did not see it (`resume_unwind` skips hooks,
+/// so what the hook saw last may be an older, caught panic).
 pub(crate) fn take_last(payload: &(dyn Any + Send)) -> PanicInfo {
-    LAST_PANIC
-        .with(|p| p.borrow_mut().take())
-        .unwrap_or_else(|| PanicInfo {
-            message: payload_message(payload),
+    let message = payload_message(payload);
+    match LAST_PANIC.with(|p| p.borrow_mut().take()) {
+        Some(seen) if seen.message == message => seen,
+        _ => PanicInfo {
+            message,
             location: None,
-        })
+        },
+    }
 }
 
 /// Renders a panic payload the way std's hook does.

@@ -39,12 +39,19 @@ unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
 // SAFETY: as above.
 unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
 
+// As std: poisoning makes the lock safe to observe after a panic.
+impl<T: ?Sized> std::panic::UnwindSafe for Mutex<T> {}
+impl<T: ?Sized> std::panic::RefUnwindSafe for Mutex<T> {}
+
 /// RAII guard of a locked [`Mutex`]; unlocks when dropped.
 #[must_use = "if unused the Mutex will immediately unlock"]
 pub struct MutexGuard<'a, T: ?Sized> {
     lock: &'a Mutex<T>,
     /// The mutex's object in the model execution, or `None` for a real lock.
     object: Option<ObjectIdx>,
+    /// Whether the thread was already panicking when it locked: as in std,
+    /// only a panic that starts while the lock is held poisons it.
+    panicking: bool,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -89,9 +96,11 @@ impl<T: ?Sized> Mutex<T> {
     }
 
     fn guard(&self, object: Option<ObjectIdx>, poisoned: bool) -> LockResult<MutexGuard<'_, T>> {
+        let panicking = std::thread::panicking();
         let guard = MutexGuard {
             lock: self,
             object,
+            panicking,
             _not_send: PhantomData,
         };
         if poisoned {
@@ -222,7 +231,7 @@ impl<T: ?Sized> Mutex<T> {
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     #[track_caller]
     fn drop(&mut self) {
-        let poison = std::thread::panicking();
+        let poison = !self.panicking && std::thread::panicking();
         match self.object {
             None => {
                 if poison {
