@@ -1,0 +1,268 @@
+//! Differential property test: on generated programs, partial-order reduction
+//! must find exactly the outcomes and failures of the exhaustive oracle, with
+//! one execution per trace in optimal mode.
+//!
+//! `KASE_DIFF_CASES=5000 cargo test --release --test differential` runs more
+//! cases than CI's default; `KASE_DIFF_SEED` picks the first seed and
+//! `KASE_DIFF_OPS` the number of operations per program (default 7).
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use kase::sync::{Arc, Mutex};
+use kase::{thread, Alternatives, Builder, Report, Strategy};
+
+/// xorshift64*: deterministic program generation without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Load(usize),
+    Store(usize, usize),
+    Swap(usize, usize),
+    Cas(usize, usize, usize),
+    FetchAdd(usize, usize),
+    /// A critical section of mutex `m` around the inner operations.
+    Locked(usize, Vec<Op>),
+    /// Run the inner operations only if atomic `a` holds `v`.
+    IfEq(usize, usize, Vec<Op>),
+}
+
+#[derive(Clone, Debug)]
+struct Program {
+    atomics: usize,
+    mutexes: usize,
+    /// Operations of main before it spawns anyone.
+    prelude: Vec<Op>,
+    threads: Vec<Vec<Op>>,
+    /// Operations of main between spawning and joining.
+    main: Vec<Op>,
+}
+
+fn gen_ops(
+    rng: &mut Rng,
+    p: &Program,
+    budget: &mut usize,
+    depth: usize,
+    held: &[usize],
+) -> Vec<Op> {
+    let mut ops = Vec::new();
+    let n = 1 + rng.below(3);
+    for _ in 0..n {
+        if *budget == 0 {
+            break;
+        }
+        *budget -= 1;
+        let a = rng.below(p.atomics);
+        let v = rng.below(3);
+        let op = match rng.below(if depth < 2 { 9 } else { 6 }) {
+            0 | 1 => Op::Load(a),
+            2 => Op::Store(a, v),
+            3 => Op::Swap(a, v),
+            4 => Op::Cas(a, rng.below(2), v),
+            5 => Op::FetchAdd(a, 1),
+            6 | 7 => {
+                let m = rng.below(p.mutexes);
+                if held.contains(&m) {
+                    Op::Load(a)
+                } else {
+                    let mut inner_held = held.to_vec();
+                    inner_held.push(m);
+                    Op::Locked(m, gen_ops(rng, p, budget, depth + 1, &inner_held))
+                }
+            }
+            _ => Op::IfEq(a, rng.below(2), gen_ops(rng, p, budget, depth + 1, held)),
+        };
+        ops.push(op);
+    }
+    ops
+}
+
+fn generate(seed: u64, ops: usize) -> Program {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut p = Program {
+        atomics: 1 + rng.below(3),
+        mutexes: 1 + rng.below(2),
+        prelude: Vec::new(),
+        threads: Vec::new(),
+        main: Vec::new(),
+    };
+    // Keep the oracle's interleavings enumerable: `ops` operations in all.
+    let mut budget = ops;
+    let spawned = 1 + rng.below(3);
+    if rng.below(3) == 0 {
+        let mut b = 1;
+        p.prelude = gen_ops(&mut rng, &p, &mut b, 2, &[]);
+    }
+    for _ in 0..spawned {
+        let mut share = budget / 2 + 1;
+        let before = share;
+        let ops = gen_ops(&mut rng, &p, &mut share, 0, &[]);
+        budget -= before - share;
+        p.threads.push(ops);
+    }
+    if rng.below(2) == 0 {
+        p.main = gen_ops(&mut rng, &p, &mut budget, 0, &[]);
+    }
+    p
+}
+
+struct Shared {
+    atomics: Vec<AtomicUsize>,
+    mutexes: Vec<Mutex<()>>,
+}
+
+/// Runs `ops`, appending what it observed to `seen`.
+fn run_ops(ops: &[Op], s: &Shared, seen: &mut String) {
+    for op in ops {
+        match op {
+            Op::Load(a) => write!(seen, "l{}", s.atomics[*a].load(SeqCst)).unwrap(),
+            Op::Store(a, v) => s.atomics[*a].store(*v, SeqCst),
+            Op::Swap(a, v) => write!(seen, "s{}", s.atomics[*a].swap(*v, SeqCst)).unwrap(),
+            Op::Cas(a, e, v) => {
+                let r = s.atomics[*a].compare_exchange(*e, *v, SeqCst, SeqCst);
+                write!(seen, "c{r:?}").unwrap();
+            }
+            Op::FetchAdd(a, v) => write!(seen, "f{}", s.atomics[*a].fetch_add(*v, SeqCst)).unwrap(),
+            Op::Locked(m, inner) => {
+                let _g = s.mutexes[*m].lock().unwrap();
+                run_ops(inner, s, seen);
+            }
+            Op::IfEq(a, v, inner) => {
+                if s.atomics[*a].load(SeqCst) == *v {
+                    seen.push('y');
+                    run_ops(inner, s, seen);
+                } else {
+                    seen.push('n');
+                }
+            }
+        }
+    }
+}
+
+/// Explores `p` under `builder`, returning the report and the outcomes seen.
+fn explore(p: &Program, builder: Builder) -> (Report, BTreeSet<String>) {
+    let outcomes = std::sync::Mutex::new(BTreeSet::new());
+    let report = builder.explore(|| {
+        let s = Arc::new(Shared {
+            atomics: (0..p.atomics).map(|_| AtomicUsize::new(0)).collect(),
+            mutexes: (0..p.mutexes).map(|_| Mutex::new(())).collect(),
+        });
+        let mut seen = String::from("p:");
+        run_ops(&p.prelude, &s, &mut seen);
+        let handles: Vec<_> = p
+            .threads
+            .iter()
+            .map(|ops| {
+                let (s, ops) = (s.clone(), ops.clone());
+                thread::spawn(move || {
+                    let mut seen = String::new();
+                    run_ops(&ops, &s, &mut seen);
+                    seen
+                })
+            })
+            .collect();
+        seen.push_str(" m:");
+        run_ops(&p.main, &s, &mut seen);
+        for (i, h) in handles.into_iter().enumerate() {
+            write!(seen, " t{i}:{}", h.join().unwrap()).unwrap();
+        }
+        let finals: Vec<usize> = s.atomics.iter().map(|a| a.load(SeqCst)).collect();
+        write!(seen, " final:{finals:?}").unwrap();
+        outcomes.lock().unwrap().insert(seen);
+    });
+    (report, outcomes.into_inner().unwrap())
+}
+
+/// Checks one generated program; false if the oracle could not enumerate it
+/// within its budget (the case is then not checked).
+fn check(seed: u64, ops: usize) -> bool {
+    let p = generate(seed, ops);
+    let ctx = || format!("seed {seed}: {p:#?}");
+    let oracle_budget = Builder::new()
+        .strategy(Strategy::Exhaustive)
+        .max_executions(300_000);
+    let (oracle, expected) = explore(&p, oracle_budget);
+    let oracle_failure = oracle.failure().map(|f| f.kind());
+    if oracle_failure.is_none() && !oracle.complete() {
+        return false;
+    }
+    let (por, outcomes) = explore(&p, Builder::new());
+    assert_eq!(
+        por.failure().map(|f| f.kind()),
+        oracle_failure,
+        "optimal POR failure; {}",
+        ctx()
+    );
+    if oracle_failure.is_none() {
+        assert_eq!(outcomes, expected, "optimal POR outcomes; {}", ctx());
+        assert_eq!(
+            Some(por.executions()),
+            oracle.traces(),
+            "optimal POR executions; {}",
+            ctx()
+        );
+        assert_eq!(por.sleep_set_blocked(), 0, "{}", ctx());
+    }
+    if std::env::var_os("KASE_DIFF_VERBOSE").is_some() {
+        eprintln!(
+            "seed {seed}: oracle {} execs {:?}, por {} execs {:?}",
+            oracle.executions(),
+            oracle.duration(),
+            por.executions(),
+            por.duration()
+        );
+    }
+    for k in 1..=3 {
+        let (kp, outcomes) = explore(&p, Builder::new().alternatives(Alternatives::KPartial(k)));
+        assert_eq!(
+            kp.failure().map(|f| f.kind()),
+            oracle_failure,
+            "KPartial({k}) failure; {}",
+            ctx()
+        );
+        if oracle_failure.is_none() {
+            assert_eq!(outcomes, expected, "KPartial({k}) outcomes; {}", ctx());
+            assert!(kp.complete(), "{}", ctx());
+        }
+    }
+    true
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn por_agrees_with_the_exhaustive_oracle_on_generated_programs() {
+    let cases = env_u64("KASE_DIFF_CASES", 200);
+    let first = env_u64("KASE_DIFF_SEED", 0);
+    let ops = env_u64("KASE_DIFF_OPS", 7) as usize;
+    let checked = (first..first + cases)
+        .filter(|&seed| check(seed, ops))
+        .count() as u64;
+    eprintln!(
+        "differential: {checked} of {cases} generated programs checked ({ops} operations each)"
+    );
+    assert!(
+        checked * 10 >= cases * 9,
+        "the oracle could not enumerate too many cases: {checked}/{cases}"
+    );
+}
