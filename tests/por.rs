@@ -313,3 +313,29 @@ fn k_partial_alternatives_find_every_trace() {
         );
     }
 }
+
+/// `rounds` sequential races, each with two traces: 2^rounds executions.
+fn sequential_races(rounds: usize) -> impl Fn() + Sync {
+    move || {
+        for _ in 0..rounds {
+            let x = Arc::new(AtomicUsize::new(0));
+            let x2 = x.clone();
+            let t = thread::spawn(move || x2.store(1, SeqCst));
+            x.load(SeqCst);
+            t.join().unwrap();
+        }
+    }
+}
+
+#[test]
+fn pruning_keeps_the_unfolding_proportional_to_the_branch() {
+    let mut peaks = Vec::new();
+    for rounds in [6, 8, 10] {
+        let report = por_only(1 << rounds, sequential_races(rounds));
+        peaks.push(report.peak_events().expect("POR reports its peak"));
+    }
+    eprintln!("peak events for 6, 8, 10 rounds: {peaks:?}");
+    // 16x the executions from 6 to 10 rounds; U may grow with the depth of
+    // the branch (linear in rounds) but not with the number of executions.
+    assert!(peaks[2] < 4 * peaks[0], "{peaks:?}");
+}

@@ -36,7 +36,7 @@ impl Por {
                 .u
                 .ids()
                 .filter(|&x| {
-                    self.u.conflict(x, target)
+                    self.u.immediate_conflict(x, target)
                         && !maximal.iter().any(|&m| self.u.conflict(x, m))
                         && !d.iter().any(|&y| self.u.leq(y, x))
                 })
@@ -50,11 +50,7 @@ impl Por {
         if !self.combine(&spikes, &mut chosen) {
             return None;
         }
-        let mut clue = Vec::new();
-        for &x in &chosen {
-            self.u.history(x, in_c, &mut clue);
-        }
-        Some(clue.into_iter().collect())
+        Some(self.u.closure(chosen, in_c))
     }
 
     /// Depth-first search for one pairwise conflict-free combination.

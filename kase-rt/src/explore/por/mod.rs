@@ -5,6 +5,7 @@
 mod comb;
 mod extensions;
 mod names;
+mod prune;
 mod unfolding;
 
 use std::collections::{HashMap, HashSet};
@@ -73,6 +74,8 @@ pub(crate) struct Por {
     expected: Vec<EventId>,
     redundant: u64,
     peak_events: usize,
+    /// Size of `U` after the last pruning; the next one waits until it doubles.
+    pruned_at: usize,
 }
 
 impl Por {
@@ -97,6 +100,7 @@ impl Por {
             expected: Vec::new(),
             redundant: 0,
             peak_events: 0,
+            pruned_at: 0,
         }
     }
 
@@ -336,6 +340,7 @@ impl Explorer for Por {
                     }
                 }
             }
+            self.maybe_prune(node.config_len);
         }
         Ok(false)
     }

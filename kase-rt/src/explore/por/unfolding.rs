@@ -1,7 +1,7 @@
 //! The prime event structure `U`: events discovered so far, with causality
 //! and conflict. See `POR-DESIGN.md` for the definitions.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::exec::{OpKind, ThreadIdx};
 
@@ -63,22 +63,46 @@ pub(crate) struct Event {
 /// The events of `U` and the index that identifies them across executions.
 #[derive(Default)]
 pub(crate) struct Unfolding {
-    events: Vec<Event>,
+    /// Slots of pruned events are `None` and reused.
+    events: Vec<Option<Event>>,
+    free: Vec<EventId>,
+    live: usize,
     by_key: HashMap<(ThreadIdx, Option<EventId>, Vec<EventId>), EventId>,
     pub names: Names,
 }
 
 impl Unfolding {
     pub(crate) fn get(&self, e: EventId) -> &Event {
-        &self.events[e as usize]
+        self.events[e as usize]
+            .as_ref()
+            .expect("kase internal error: a pruned event was used")
     }
 
+    /// Number of events held.
     pub(crate) fn len(&self) -> usize {
-        self.events.len()
+        self.live
     }
 
-    pub(crate) fn ids(&self) -> std::ops::Range<EventId> {
-        0..self.events.len() as EventId
+    /// The events held.
+    pub(crate) fn ids(&self) -> impl Iterator<Item = EventId> + '_ {
+        self.events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.is_some())
+            .map(|(i, _)| i as EventId)
+    }
+
+    /// Drops every event for which `keep` is false. The caller guarantees
+    /// the kept events are causally closed and no longer refers to the others.
+    pub(crate) fn retain(&mut self, keep: impl Fn(EventId) -> bool) {
+        for id in 0..self.events.len() as EventId {
+            if self.events[id as usize].is_some() && !keep(id) {
+                let ev = self.events[id as usize].take().expect("checked");
+                self.by_key.remove(&(ev.thread, ev.pred, ev.obj_preds));
+                self.free.push(id);
+                self.live -= 1;
+            }
+        }
     }
 
     pub(crate) fn find(
@@ -106,7 +130,7 @@ impl Unfolding {
         if let Some(&id) = self.by_key.get(&(thread, pred, obj_preds.clone())) {
             return (id, false);
         }
-        let id = self.events.len() as EventId;
+        let id = self.free.pop().unwrap_or(self.events.len() as EventId);
         let thread_parent = pred.filter(|&p| self.get(p).thread == thread);
         let depth = thread_parent.map_or(1, |p| self.get(p).depth + 1);
         let mut tmax: Vec<Option<EventId>> = Vec::new();
@@ -135,8 +159,8 @@ impl Unfolding {
             };
             let f = &mut frontiers[slot].1;
             write = f.write;
-            let base_depth = f.write.map_or(0, |w| self.events[w as usize].write_depth);
-            let base_held = f.write.is_some_and(|w| self.events[w as usize].held_after);
+            let base_depth = f.write.map_or(0, |w| self.get(w).write_depth);
+            let base_held = f.write.is_some_and(|w| self.get(w).held_after);
             held_after = match kind {
                 OpKind::Unlock => false,
                 OpKind::Lock | OpKind::TryLock => true,
@@ -154,7 +178,7 @@ impl Unfolding {
             }
             frontiers.sort_by_key(|(n, _)| *n);
         }
-        self.events.push(Event {
+        let event = Event {
             thread,
             kind,
             name,
@@ -167,7 +191,13 @@ impl Unfolding {
             tmax,
             frontiers,
             held_after,
-        });
+        };
+        if id as usize == self.events.len() {
+            self.events.push(Some(event));
+        } else {
+            self.events[id as usize] = Some(event);
+        }
+        self.live += 1;
         self.by_key.insert((thread, pred, obj_preds), id);
         (id, true)
     }
@@ -319,23 +349,36 @@ impl Unfolding {
         false
     }
 
-    /// `[e]` as a list of events, stopping at events `stop` says to skip
-    /// (with their histories).
-    pub(crate) fn history(
+    /// Immediate conflict: `a # b`, but neither's strict history conflicts
+    /// with the other. Every conflict of an alternative with an event of `D`
+    /// goes through one of these, so they are all the comb and pruning need.
+    pub(crate) fn immediate_conflict(&self, a: EventId, b: EventId) -> bool {
+        let preds = |e: EventId| {
+            let ev = self.get(e);
+            ev.pred.into_iter().chain(ev.obj_preds.iter().copied())
+        };
+        self.conflict(a, b)
+            && preds(a).all(|p| !self.conflict(p, b))
+            && preds(b).all(|q| !self.conflict(a, q))
+    }
+
+    /// The union of the histories of `seeds`, not entering events `stop`
+    /// says to skip (nor their histories).
+    pub(crate) fn closure(
         &self,
-        e: EventId,
+        seeds: impl IntoIterator<Item = EventId>,
         stop: impl Fn(EventId) -> bool,
-        out: &mut Vec<EventId>,
-    ) {
-        let mut stack = vec![e];
+    ) -> HashSet<EventId> {
+        let mut out = HashSet::new();
+        let mut stack: Vec<EventId> = seeds.into_iter().collect();
         while let Some(x) = stack.pop() {
-            if stop(x) || out.contains(&x) {
+            if stop(x) || !out.insert(x) {
                 continue;
             }
-            out.push(x);
             let ev = self.get(x);
             stack.extend(ev.pred);
             stack.extend(ev.obj_preds.iter().copied());
         }
+        out
     }
 }
