@@ -251,3 +251,23 @@ fn a_resumed_panic_is_reported_with_its_own_message() {
         Some("the real failure")
     );
 }
+
+#[test]
+fn a_rerun_about_to_do_something_else_is_nondeterminism() {
+    let runs = std::sync::atomic::AtomicUsize::new(0);
+    let report = Builder::new().strategy(Strategy::Exhaustive).explore(|| {
+        let x = Arc::new(AtomicUsize::new(0));
+        let x2 = x.clone();
+        let t = thread::spawn(move || x2.load(SeqCst));
+        // Same threads runnable on every run, but a different operation.
+        if runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 0 {
+            x.load(SeqCst);
+        } else {
+            x.store(1, SeqCst);
+        }
+        t.join().unwrap();
+    });
+    let failure = report.failure().expect("the re-run differs");
+    assert_eq!(failure.kind(), FailureKind::Nondeterminism);
+    assert!(failure.to_string().contains("different operations"), "{failure}");
+}

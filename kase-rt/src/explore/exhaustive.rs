@@ -1,7 +1,7 @@
 //! `Strategy::Exhaustive`: depth-first search over every interleaving, the
 //! oracle the reductions are checked against.
 
-use crate::exec::{ChoicePoint, Outcome, Scheduler, Stop, ThreadIdx};
+use crate::exec::{Action, ChoicePoint, Outcome, Scheduler, Stop, ThreadIdx};
 
 use super::Explorer;
 
@@ -9,6 +9,8 @@ use super::Explorer;
 /// tried and which one is being explored.
 struct Frame {
     options: Vec<ThreadIdx>,
+    /// What each option was about to do, to notice a re-run that differs.
+    pending: Vec<Option<Action>>,
     next: usize,
 }
 
@@ -28,12 +30,16 @@ impl Scheduler for Dfs {
         let depth = self.depth;
         self.depth += 1;
         if let Some(frame) = self.frames.get(depth) {
-            let same = frame.options.len() == point.enabled.len()
-                && frame.options.iter().all(|t| point.enabled.contains(t));
+            let same =
+                frame.options.len() == point.enabled.len()
+                    && frame.options.iter().zip(&frame.pending).all(|(&t, p)| {
+                        point.enabled.contains(&t) && point.execution.pending(t) == *p
+                    });
             if !same {
                 return Err(Stop::Diverged(format!(
-                    "at choice point {}, re-running the same schedule found threads {} runnable, but the \
-                     earlier run found {}: the model depends on something other than the schedule",
+                    "at choice point {}, re-running the same schedule found threads {} about to run \
+                     different operations than the earlier run ({}): the model depends on something \
+                     other than the schedule",
                     depth + 1,
                     list(point.enabled),
                     list(&frame.options)
@@ -55,7 +61,15 @@ impl Scheduler for Dfs {
                 .filter(|&t| t != point.current),
         );
         let first = options[0];
-        self.frames.push(Frame { options, next: 0 });
+        let pending = options
+            .iter()
+            .map(|&t| point.execution.pending(t))
+            .collect();
+        self.frames.push(Frame {
+            options,
+            pending,
+            next: 0,
+        });
         Ok(first)
     }
 }
