@@ -269,5 +269,29 @@ fn a_rerun_about_to_do_something_else_is_nondeterminism() {
     });
     let failure = report.failure().expect("the re-run differs");
     assert_eq!(failure.kind(), FailureKind::Nondeterminism);
-    assert!(failure.to_string().contains("different operations"), "{failure}");
+    assert!(
+        failure.to_string().contains("different operations"),
+        "{failure}"
+    );
+}
+
+#[test]
+fn por_notices_a_thread_doing_something_else_after_the_same_history() {
+    let runs = std::sync::atomic::AtomicUsize::new(0);
+    let report = Builder::new().explore(|| {
+        let x = Arc::new(AtomicUsize::new(0));
+        let x2 = x.clone();
+        let t = thread::spawn(move || x2.store(1, SeqCst));
+        // After the same history, main loads on even runs and stores on odd.
+        if runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 0 {
+            x.load(SeqCst);
+        } else {
+            x.store(2, SeqCst);
+        }
+        t.join().unwrap();
+    });
+    let failure = report.failure().expect("POR notices the difference");
+    assert_eq!(failure.kind(), FailureKind::Nondeterminism);
+    let text = failure.to_string();
+    assert!(text.contains("an earlier execution performed load at tests/failures.rs:"), "{text}");
 }

@@ -9,6 +9,7 @@ mod prune;
 mod unfolding;
 
 use std::collections::{HashMap, HashSet};
+use std::panic::Location;
 
 use crate::exec::{
     self, ChoicePoint, Execution, ObjectIdx, OpKind, Outcome, Scheduler, Stop, ThreadIdx,
@@ -56,6 +57,10 @@ pub(crate) struct Por {
     /// Thread `t`'s action after event `p` is a function of `p`; this keeps
     /// the object name of each such action seen so far.
     labels: HashMap<(ThreadIdx, Option<EventId>), Name>,
+    /// The operation and source location of each such action, to notice a
+    /// thread that does something else after the same history: the model
+    /// depends on something other than the schedule.
+    actions: HashMap<(ThreadIdx, Option<EventId>), (OpKind, &'static Location<'static>)>,
     // State of the current execution.
     processed: usize,
     config: Vec<EventId>,
@@ -84,6 +89,7 @@ impl Por {
             u: Unfolding::default(),
             alternatives,
             labels: HashMap::new(),
+            actions: HashMap::new(),
             processed: 0,
             config: Vec::new(),
             pos: HashMap::new(),
@@ -168,6 +174,19 @@ impl Por {
         };
         let spawned =
             (kind == OpKind::Spawn).then(|| ThreadIdx(ev.value.unwrap_or_default() as u32));
+        let here = (kind, ev.location);
+        let seen = *self.actions.entry((t, pred)).or_insert(here);
+        if seen != here && self.diverged.is_none() {
+            self.diverged = Some(format!(
+                "at step {} {t} performed {} at {}, but after the same history an earlier execution \
+                 performed {} at {}: the model depends on something other than the schedule",
+                self.config.len() + 1,
+                kind.name(),
+                ev.location,
+                seen.0.name(),
+                seen.1
+            ));
+        }
         let (id, _) = self.u.intern(t, kind, name, pred, preds);
         if let Some(n) = name {
             // The same label met under another name (a known event, or the
