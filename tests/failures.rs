@@ -293,5 +293,8 @@ fn por_notices_a_thread_doing_something_else_after_the_same_history() {
     let failure = report.failure().expect("POR notices the difference");
     assert_eq!(failure.kind(), FailureKind::Nondeterminism);
     let text = failure.to_string();
-    assert!(text.contains("an earlier execution performed load at tests/failures.rs:"), "{text}");
+    assert!(
+        text.contains("an earlier execution performed load at tests/failures.rs:"),
+        "{text}"
+    );
 }
