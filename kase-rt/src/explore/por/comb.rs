@@ -32,15 +32,17 @@ impl Por {
         };
         let mut spikes = Vec::with_capacity(targets.len());
         for &target in &targets {
-            let spike: Vec<EventId> = self
+            let mut spike: Vec<EventId> = self
                 .u
-                .ids()
+                .neighbours(target)
                 .filter(|&x| {
                     self.u.immediate_conflict(x, target)
                         && !maximal.iter().any(|&m| self.u.conflict(x, m))
                         && !d.iter().any(|&y| self.u.leq(y, x))
                 })
                 .collect();
+            spike.sort_unstable();
+            spike.dedup();
             if spike.is_empty() {
                 return None;
             }

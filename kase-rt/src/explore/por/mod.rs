@@ -192,10 +192,10 @@ impl Por {
             // The same label met under another name (a known event, or the
             // label map) means both names denote this object.
             if let Some(known) = self.u.get(id).name {
-                self.u.names.union(n, known);
+                self.u.union_names(n, known);
             }
             let label = *self.labels.entry((t, pred)).or_insert(n);
-            self.u.names.union(n, label);
+            self.u.union_names(n, label);
         }
         let i = self.config.len();
         if i < self.expected.len() && self.expected[i] != id && self.diverged.is_none() {

@@ -1,11 +1,6 @@
 //! Line 13 of Algorithm 1: forget events that can no longer matter, so memory
 //! follows the explored branch and its conflicts, not the executions so far.
 
-use std::collections::{HashMap, HashSet};
-
-use crate::exec::ThreadIdx;
-
-use super::names::Name;
 use super::unfolding::EventId;
 use super::Por;
 
@@ -24,35 +19,17 @@ impl Por {
         }
         let c = &self.config[..config_len];
         // Immediate conflicts arise only between events of one thread or on
-        // one object, so each event is compared with those of C sharing its
-        // thread or object, and with D.
-        let mut by_thread: HashMap<ThreadIdx, Vec<EventId>> = HashMap::new();
-        let mut by_object: HashMap<Name, Vec<EventId>> = HashMap::new();
-        for &e in c {
-            let ev = self.u.get(e);
-            by_thread.entry(ev.thread).or_default().push(e);
-            if let Some(n) = ev.name {
-                by_object.entry(self.u.names.find(n)).or_default().push(e);
-            }
-        }
-        let in_c: HashSet<EventId> = c.iter().copied().collect();
-        let d: Vec<EventId> = self.in_d.keys().copied().collect();
-        let immediate = |x: EventId| {
-            let ev = self.u.get(x);
-            let same_thread = by_thread.get(&ev.thread).into_iter().flatten();
-            let same_object = ev
-                .name
-                .and_then(|n| by_object.get(&self.u.names.find(n)))
-                .into_iter()
-                .flatten();
-            d.iter()
-                .chain(same_thread)
-                .chain(same_object)
-                .any(|&y| self.u.immediate_conflict(x, y))
-        };
+        // one object: look among the neighbours of each event of C ∪ D.
         let mut seeds: Vec<EventId> = c.to_vec();
-        seeds.extend(d.iter().copied());
-        seeds.extend(self.u.ids().filter(|x| !in_c.contains(x) && immediate(*x)));
+        seeds.extend(self.in_d.keys().copied());
+        let anchors = seeds.clone();
+        for y in anchors {
+            seeds.extend(
+                self.u
+                    .neighbours(y)
+                    .filter(|&x| self.u.immediate_conflict(x, y)),
+            );
+        }
         let kept = self.u.closure(seeds, |_| false);
         let is_kept = |x: EventId| kept.contains(&x);
         self.u.retain(is_kept);

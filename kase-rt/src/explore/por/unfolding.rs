@@ -1,6 +1,7 @@
 //! The prime event structure `U`: events discovered so far, with causality
 //! and conflict. See `POR-DESIGN.md` for the definitions.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use crate::exec::{OpKind, ThreadIdx};
@@ -69,6 +70,10 @@ pub(crate) struct Unfolding {
     live: usize,
     by_key: HashMap<(ThreadIdx, Option<EventId>, Vec<EventId>), EventId>,
     pub names: Names,
+    /// Events by thread and by object name: an event's immediate conflicts
+    /// share one of the two.
+    by_thread: HashMap<ThreadIdx, Vec<EventId>>,
+    by_name: HashMap<Name, Vec<EventId>>,
 }
 
 impl Unfolding {
@@ -83,15 +88,6 @@ impl Unfolding {
         self.live
     }
 
-    /// The events held.
-    pub(crate) fn ids(&self) -> impl Iterator<Item = EventId> + '_ {
-        self.events
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.is_some())
-            .map(|(i, _)| i as EventId)
-    }
-
     /// Drops every event for which `keep` is false. The caller guarantees
     /// the kept events are causally closed and no longer refers to the others.
     pub(crate) fn retain(&mut self, keep: impl Fn(EventId) -> bool) {
@@ -103,6 +99,37 @@ impl Unfolding {
                 self.live -= 1;
             }
         }
+        let live = |id: &EventId| self.events[*id as usize].is_some();
+        for list in self.by_thread.values_mut().chain(self.by_name.values_mut()) {
+            list.retain(live);
+        }
+    }
+
+    /// Records that names `a` and `b` denote one object.
+    pub(crate) fn union_names(&mut self, a: Name, b: Name) {
+        let (a, b) = (self.names.find(a), self.names.find(b));
+        if a == b {
+            return;
+        }
+        self.names.union(a, b);
+        let keep = self.names.find(a);
+        let moved = if keep == a { b } else { a };
+        if let Some(list) = self.by_name.remove(&moved) {
+            self.by_name.entry(keep).or_default().extend(list);
+        }
+    }
+
+    /// The events that could be in immediate conflict with `e`: those of its
+    /// thread and those on its object.
+    pub(crate) fn neighbours(&self, e: EventId) -> impl Iterator<Item = EventId> + '_ {
+        let ev = self.get(e);
+        let same_object = ev.name.and_then(|n| self.by_name.get(&self.names.find(n)));
+        self.by_thread
+            .get(&ev.thread)
+            .into_iter()
+            .flatten()
+            .chain(same_object.into_iter().flatten())
+            .copied()
     }
 
     pub(crate) fn find(
@@ -199,6 +226,10 @@ impl Unfolding {
         }
         self.live += 1;
         self.by_key.insert((thread, pred, obj_preds), id);
+        self.by_thread.entry(thread).or_default().push(id);
+        if let Some(n) = name {
+            self.by_name.entry(self.names.find(n)).or_default().push(id);
+        }
         (id, true)
     }
 
@@ -258,13 +289,20 @@ impl Unfolding {
 
     /// The frontier of object `name` in `[e]`, if `[e]` touches it.
     pub(crate) fn frontier(&self, e: EventId, name: Name) -> Option<Frontier> {
+        self.frontier_ref(e, name).map(Cow::into_owned)
+    }
+
+    /// Like [`frontier`](Self::frontier), borrowing when the event has a
+    /// single entry for the object (always, unless names merged after the
+    /// event was created).
+    fn frontier_ref(&self, e: EventId, name: Name) -> Option<Cow<'_, Frontier>> {
         let canonical = self.names.find(name);
-        let mut out: Option<Frontier> = None;
+        let mut out: Option<Cow<'_, Frontier>> = None;
         for (n, f) in &self.get(e).frontiers {
             if self.names.find(*n) == canonical {
                 match &mut out {
-                    None => out = Some(f.clone()),
-                    Some(o) => self.join_frontier(o, f),
+                    None => out = Some(Cow::Borrowed(f)),
+                    Some(o) => self.join_frontier(o.to_mut(), f),
                 }
             }
         }
@@ -340,7 +378,8 @@ impl Unfolding {
             }
         }
         for (name, _) in &ea.frontiers {
-            if let (Some(fa), Some(fb)) = (self.frontier(a, *name), self.frontier(b, *name)) {
+            if let (Some(fa), Some(fb)) = (self.frontier_ref(a, *name), self.frontier_ref(b, *name))
+            {
                 if !self.compatible(&fa, &fb) {
                     return true;
                 }
