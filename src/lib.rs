@@ -29,7 +29,7 @@
 //! `model` on for its tests through `[dev-dependencies]`.
 
 #[cfg(feature = "model")]
-pub use kase_macros::test;
+pub use kase_macros::{instrument, test};
 #[cfg(feature = "model")]
 pub use kase_rt::{hint, sync, thread};
 #[cfg(feature = "model")]
@@ -54,4 +54,54 @@ pub mod thread {
 #[cfg(not(feature = "model"))]
 pub mod hint {
     pub use std::hint::*;
+}
+
+/// Support code for the expansion of `#[kase::test]`; not public API.
+#[cfg(feature = "model")]
+#[doc(hidden)]
+pub mod __private {
+    use crate::{FailureKind, Report};
+
+    /// What a `#[kase::test]` function may return: `()` or
+    /// `Result<(), E: Debug>`.
+    pub trait TestResult {
+        /// The value the test function returns when the model passed.
+        fn success() -> Self;
+        /// Inside an execution: panics with `{e:?}` on `Err(e)`, so the
+        /// execution fails (and `#[should_panic]` can match the error).
+        fn fail_on_err(self);
+    }
+
+    impl TestResult for () {
+        fn success() -> Self {}
+        fn fail_on_err(self) {}
+    }
+
+    impl<E: core::fmt::Debug> TestResult for Result<(), E> {
+        fn success() -> Self {
+            Ok(())
+        }
+        #[track_caller]
+        fn fail_on_err(self) {
+            if let Err(e) = self {
+                panic!("{e:?}");
+            }
+        }
+    }
+
+    /// `#[kase::test(expect = "...")]`: passes only if kase found a failure
+    /// of `kind`; otherwise panics with what it found and the report.
+    #[track_caller]
+    pub fn expect(report: &Report, kind: FailureKind, name: &str) {
+        let found = report.failure().map(|f| f.kind());
+        if found != Some(kind) {
+            let what = match found {
+                None => "found no failure".to_string(),
+                Some(other) => format!("found a {other} instead"),
+            };
+            panic!(
+                "#[kase::test(expect = \"{name}\")]: expected kase to find a {name}, but it {what}\n\n{report}"
+            );
+        }
+    }
 }
