@@ -127,12 +127,17 @@ pub struct Execution {
     fault: Option<Fault>,
     /// Unfinished threads are being unwound after the execution ended.
     teardown: bool,
+    max_steps: u64,
+    /// Visible operations performed by unwinding threads (no choice point).
+    unwinding_steps: u64,
 }
 
 impl Execution {
-    fn new(stamp: u64, interner: ThreadInterner) -> Self {
+    fn new(stamp: u64, interner: ThreadInterner, max_steps: u64) -> Self {
         let mut exec = Execution {
             stamp,
+            max_steps,
+            unwinding_steps: 0,
             threads: Vec::new(),
             objects: Vec::new(),
             events: Vec::new(),
@@ -277,6 +282,21 @@ impl Execution {
         // while it is raised would see `panicking() == true` or abort on its
         // own panic. Its remaining operations run without a choice point.
         let switch = kind.is_scheduling_point() && !std::thread::panicking();
+        if !switch && kind.is_scheduling_point() {
+            self.unwinding_steps += 1;
+            if self.unwinding_steps > self.max_steps {
+                // It cannot be stopped (a second panic would abort anyway)
+                // nor switched away from: say why, rather than hang.
+                eprintln!(
+                    "kase: {} keeps performing visible operations while unwinding from a panic \
+                     (more than {} without an end, last at {location}): kase cannot switch threads \
+                     during unwinding, so a Drop that waits for another model thread never returns. \
+                     Aborting instead of hanging.",
+                    action.thread, self.max_steps
+                );
+                std::process::abort();
+            }
+        }
         if !switch && !self.is_enabled(&pending) && self.fault.is_none() {
             self.fault = Some(Fault::Deadlock {
                 blocked: vec![(action, location)],
@@ -509,7 +529,7 @@ pub(crate) fn run(
     limits: &Limits,
 ) -> Outcome {
     panic::install_hook();
-    let exec = RefCell::new(Execution::new(stamp, interner));
+    let exec = RefCell::new(Execution::new(stamp, interner, limits.max_steps));
     let mut schedule = Vec::new();
     let mut redundant = false;
     EXECUTION.set(&exec, || {
