@@ -1,6 +1,6 @@
-//! The minimal `#[kase::test]`: it runs the body with `kase::model` and adds
-//! `#[test]`. It does not rewrite `std` paths yet, so the bodies use
-//! `kase::sync` and `kase::thread` explicitly.
+//! `#[kase::test]` on bodies written against `kase::sync` / `kase::thread`
+//! explicitly: it runs the body as a model and adds `#[test]`. (Bodies
+//! written against `std` are in `attribute_rewrite.rs`.)
 
 use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use kase::sync::{Arc, Mutex};

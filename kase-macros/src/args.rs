@@ -212,9 +212,7 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
                 other => {
                     return Err(syn::Error::new(
                         s.span(),
-                        format!(
-                            "unknown strategy \"{other}\"; expected \"por\" or \"exhaustive\""
-                        ),
+                        format!("unknown strategy \"{other}\"; expected \"por\" or \"exhaustive\""),
                     ))
                 }
             }
@@ -271,7 +269,10 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
             Setter::MaxDuration { secs, nanos }
         }
         "replay" => {
-            let s = string(value, "a schedule string from a kase report (\"kase1 ...\")")?;
+            let s = string(
+                value,
+                "a schedule string from a kase report (\"kase1 ...\")",
+            )?;
             if s.value().trim().is_empty() {
                 return Err(syn::Error::new(s.span(), "the schedule is empty"));
             }
@@ -305,9 +306,9 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
         }
         "crate" => {
             let s = string(value, "a path such as \"kase\" or \"::my_kase\"")?;
-            let path: syn::Path = s.parse().map_err(|e| {
-                syn::Error::new(s.span(), format!("`crate` must be a path: {e}"))
-            })?;
+            let path: syn::Path = s
+                .parse()
+                .map_err(|e| syn::Error::new(s.span(), format!("`crate` must be a path: {e}")))?;
             args.crate_path = path;
             return Ok(());
         }

@@ -171,7 +171,9 @@ fn expand_test(args: &args::Args, mut function: ItemFn) -> ItemFn {
     };
     *function.block = syn::parse_quote!({ #run #success });
     if !function.attrs.iter().any(is_test_attribute) {
-        function.attrs.insert(0, syn::parse_quote!(#[::core::prelude::v1::test]));
+        function
+            .attrs
+            .insert(0, syn::parse_quote!(#[::core::prelude::v1::test]));
     }
     function
 }

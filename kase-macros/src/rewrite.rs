@@ -35,7 +35,9 @@ const RULES: &[(&[&str], &[&str])] = &[
 
 /// The rule matching the first segments of a path, as
 /// `(number of segments it replaces, kase suffix)`.
-fn rule_for<'a>(mut segments: impl Iterator<Item = &'a Ident>) -> Option<(usize, &'static [&'static str])> {
+fn rule_for<'a>(
+    mut segments: impl Iterator<Item = &'a Ident>,
+) -> Option<(usize, &'static [&'static str])> {
     let first: Vec<&Ident> = segments.by_ref().take(3).collect();
     RULES.iter().find_map(|(prefix, suffix)| {
         (first.len() >= prefix.len() && prefix.iter().zip(&first).all(|(p, s)| *s == p))
@@ -54,7 +56,8 @@ impl Rewriter {
     fn replacement(&self, suffix: &[&str], span: Span) -> syn::Path {
         let mut path = self.krate.clone();
         for s in suffix {
-            path.segments.push(syn::PathSegment::from(Ident::new(s, span)));
+            path.segments
+                .push(syn::PathSegment::from(Ident::new(s, span)));
         }
         path
     }
@@ -161,8 +164,9 @@ impl Rewriter {
             let leading = is_path_sep(&trees, i);
             let start = if leading { i + 2 } else { i };
             let preceded = if leading {
-                i >= 1 && matches!(&trees[i - 1], TokenTree::Ident(_))
-                    || i >= 1 && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '>')
+                i >= 1
+                    && (matches!(&trees[i - 1], TokenTree::Ident(_))
+                        || matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '>'))
             } else {
                 i >= 2 && is_path_sep(&trees, i - 2)
             };
@@ -223,7 +227,10 @@ fn is_path_sep(trees: &[TokenTree], i: usize) -> bool {
 
 /// If the tokens at `start` are `ident :: ident [:: ident]` matching a rule,
 /// how many tokens the matched prefix spans and the rule's kase suffix.
-fn match_rule_tokens(trees: &[TokenTree], start: usize) -> Option<(usize, &'static [&'static str])> {
+fn match_rule_tokens(
+    trees: &[TokenTree],
+    start: usize,
+) -> Option<(usize, &'static [&'static str])> {
     let mut idents = Vec::new();
     let mut j = start;
     while idents.len() < 3 {
@@ -443,7 +450,9 @@ impl Scan {
             match tree {
                 TokenTree::Group(g) => self.scan_tokens(g.stream()),
                 TokenTree::Ident(id) => {
-                    let Some(name) = Self::candidate(id) else { continue };
+                    let Some(name) = Self::candidate(id) else {
+                        continue;
+                    };
                     let after_sep = i >= 2 && is_path_sep(&trees, i - 2);
                     let after_dot = i >= 1
                         && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '.');
@@ -461,7 +470,11 @@ impl Scan {
 impl<'ast> syn::visit::Visit<'ast> for Scan {
     fn visit_path(&mut self, path: &'ast syn::Path) {
         if path.leading_colon.is_none() {
-            if let Some(name) = path.segments.first().and_then(|s| Self::candidate(&s.ident)) {
+            if let Some(name) = path
+                .segments
+                .first()
+                .and_then(|s| Self::candidate(&s.ident))
+            {
                 if path.segments.len() > 1 || !MODULES.contains(&name) {
                     self.used.push(name.to_string());
                 }
