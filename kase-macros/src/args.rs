@@ -160,10 +160,13 @@ pub(crate) fn parse(
             .unwrap_or_else(|| quote!(#nv.path).to_string());
         let key_span = nv.path.span();
         if !keys.contains(&key.as_str()) {
+            let hint = suggest(&key, keys)
+                .map(|k| format!("did you mean `{k}`? "))
+                .unwrap_or_default();
             errors.push(syn::Error::new(
                 key_span,
                 format!(
-                    "unknown argument `{key}` of #[{attribute}]; valid keys: {}",
+                    "unknown argument `{key}` of #[{attribute}]; {hint}valid keys: {}",
                     list(keys)
                 ),
             ));
@@ -193,6 +196,30 @@ impl Errors {
             None => self.0 = Some(e),
         }
     }
+}
+
+/// The valid key closest to a misspelt one, if it is close (edit distance
+/// at most 2).
+fn suggest<'k>(key: &str, keys: &[&'k str]) -> Option<&'k str> {
+    keys.iter()
+        .map(|k| (edit_distance(key, k), *k))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut row = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = prev[j] + usize::from(ca != *cb);
+            row.push(substitute.min(prev[j + 1] + 1).min(row[j] + 1));
+        }
+        prev = row;
+    }
+    prev[b.len()]
 }
 
 fn list(keys: &[&str]) -> String {
@@ -241,8 +268,9 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
                 Some(Lit::Bool(b)) => b,
                 _ => return Err(syn::Error::new(value.span(), "expected `true` or `false`")),
             };
+            let _ = b;
             return Err(syn::Error::new(
-                key_span.join(b.span()).unwrap_or(key_span),
+                key_span,
                 format!(
                     "`{key}` is not supported yet: the runtime has no `Builder::{key}` setting"
                 ),
@@ -362,6 +390,9 @@ fn int(value: &Expr, ty: &str) -> syn::Result<u64> {
 /// m, h; the number is a non-negative integer (underscores allowed).
 pub(crate) fn parse_duration(text: &str) -> Result<(u64, u32), &'static str> {
     let text = text.trim();
+    if text.contains('.') {
+        return Err("fractions are not supported (write \"1500ms\" for 1.5s)");
+    }
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '_'))
         .ok_or("missing unit")?;
@@ -401,5 +432,16 @@ mod tests {
         assert!(parse_duration("1.5s").is_err());
         assert!(parse_duration("30 sec").is_err());
         assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn suggestions() {
+        let keys = super::TEST_KEYS;
+        assert_eq!(
+            super::suggest("max_execution", keys),
+            Some("max_executions")
+        );
+        assert_eq!(super::suggest("strategie", keys), Some("strategy"));
+        assert_eq!(super::suggest("timeout", keys), None);
     }
 }

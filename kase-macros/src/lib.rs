@@ -108,20 +108,20 @@ fn signature_errors(function: &ItemFn) -> Option<syn::Error> {
         ));
     }
     if let Some(receiver) = sig.receiver() {
-        errors.push(syn::Error::new(
-            receiver.span(),
+        errors.push(syn::Error::new_spanned(
+            receiver,
             "#[kase::test] cannot be used on a method: it takes `self`",
         ));
     } else if !sig.inputs.is_empty() {
-        errors.push(syn::Error::new(
-            sig.inputs.span(),
+        errors.push(syn::Error::new_spanned(
+            &sig.inputs,
             "#[kase::test] functions take no parameters: \
              build the inputs inside the body",
         ));
     }
     if !sig.generics.params.is_empty() {
-        errors.push(syn::Error::new(
-            sig.generics.params.span(),
+        errors.push(syn::Error::new_spanned(
+            &sig.generics,
             "#[kase::test] functions cannot be generic",
         ));
     }

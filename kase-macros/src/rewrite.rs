@@ -415,6 +415,11 @@ pub(crate) fn shadowing_imports(krate: &syn::Path, body: &Block) -> (TokenStream
     syn::visit::Visit::visit_block(&mut scan, body);
     let mut keep = TokenStream::new();
     let mut shadow = TokenStream::new();
+    if scan.glob {
+        // A glob import in the body (`use std::sync::*;`, now kase's) already
+        // shadows the module's names; and which names it brings is unknown.
+        return (keep, shadow);
+    }
     for (name, module) in SHADOWED {
         if !scan.used.iter().any(|u| u == name) || scan.defined.iter().any(|d| d == name) {
             continue;
@@ -433,6 +438,7 @@ pub(crate) fn shadowing_imports(krate: &syn::Path, body: &Block) -> (TokenStream
 struct Scan {
     used: Vec<String>,
     defined: Vec<String>,
+    glob: bool,
 }
 
 impl Scan {
@@ -488,6 +494,32 @@ impl<'ast> syn::visit::Visit<'ast> for Scan {
         self.scan_tokens(mac.tokens.clone());
     }
 
+    fn visit_use_path(&mut self, u: &'ast syn::UsePath) {
+        // `use a::b::{self}` defines `b`.
+        let defines_self = match &*u.tree {
+            UseTree::Name(n) => n.ident == "self",
+            UseTree::Group(g) => g
+                .items
+                .iter()
+                .any(|t| matches!(t, UseTree::Name(n) if n.ident == "self")),
+            _ => false,
+        };
+        if defines_self {
+            self.define(&u.ident);
+        }
+        syn::visit::visit_use_path(self, u);
+    }
+
+    fn visit_use_glob(&mut self, _: &'ast syn::UseGlob) {
+        self.glob = true;
+    }
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        // A module in the body is its own scope: the body's imports do not
+        // reach into it.
+        self.define(&m.ident);
+    }
+
     fn visit_use_name(&mut self, u: &'ast syn::UseName) {
         self.define(&u.ident);
     }
@@ -511,7 +543,6 @@ impl<'ast> syn::visit::Visit<'ast> for Scan {
             Item::Const(i) => Some(&i.ident),
             Item::Enum(i) => Some(&i.ident),
             Item::Fn(i) => Some(&i.sig.ident),
-            Item::Mod(i) => Some(&i.ident),
             Item::Static(i) => Some(&i.ident),
             Item::Struct(i) => Some(&i.ident),
             Item::Trait(i) => Some(&i.ident),

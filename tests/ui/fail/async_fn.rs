@@ -1,0 +1,4 @@
+#[kase::test]
+async fn async_test() {}
+
+fn main() {}

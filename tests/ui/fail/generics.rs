@@ -1,0 +1,6 @@
+#[kase::test]
+fn generic<T: Default>() {
+    let _ = T::default();
+}
+
+fn main() {}

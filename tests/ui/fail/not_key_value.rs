@@ -1,0 +1,4 @@
+#[kase::test(exhaustive)]
+fn bare_word() {}
+
+fn main() {}

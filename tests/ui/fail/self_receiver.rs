@@ -1,0 +1,8 @@
+struct Fixture;
+
+impl Fixture {
+    #[kase::test]
+    fn method(&self) {}
+}
+
+fn main() {}

@@ -1,0 +1,116 @@
+//! The rewriting, checked by type: each `let` names the kase type, so a path
+//! that was not rewritten onto the shim does not compile.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+/// Module-level imports, shadowed in the body.
+#[kase::instrument]
+fn module_level_imports() {
+    let _: kase::sync::Mutex<i32> = Mutex::new(0);
+    let _: kase::sync::atomic::AtomicUsize = AtomicUsize::new(0);
+    let _: Arc<kase::sync::Mutex<i32>> = Arc::new(Mutex::new(0));
+    let _: kase::thread::JoinHandle<()> = thread::spawn(|| {});
+    let _ = Ordering::SeqCst;
+}
+
+/// Full paths, with and without a leading `::`, and `core::`.
+#[kase::instrument]
+fn full_paths() {
+    let _: kase::sync::Mutex<i32> = std::sync::Mutex::new(0);
+    let _: kase::sync::Mutex<i32> = ::std::sync::Mutex::new(0);
+    let _: kase::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    let _: std::sync::Arc<std::sync::Mutex<u8>> = kase::sync::Arc::new(kase::sync::Mutex::new(0));
+    let _: kase::thread::JoinHandle<()> = std::thread::spawn(|| std::hint::spin_loop());
+    let _ = <std::sync::Mutex<i32> as Default>::default().into_inner();
+}
+
+/// `use` declarations in the body, including mixed trees and renames.
+#[kase::instrument]
+fn body_use_declarations() {
+    use std::collections::HashMap;
+    use std::sync::atomic::{self, AtomicI32 as Int};
+    use std::{sync::Mutex as M, thread as t};
+    let _: kase::sync::Mutex<i32> = M::new(0);
+    let _: kase::sync::atomic::AtomicI32 = Int::new(0);
+    let _: kase::sync::atomic::AtomicU8 = atomic::AtomicU8::new(0);
+    let _: kase::thread::JoinHandle<()> = t::spawn(|| {});
+    let _: HashMap<u8, u8> = HashMap::new();
+}
+
+/// Nested closures and blocks, and items inside the body.
+#[kase::instrument]
+fn nested_closures_blocks_and_items() {
+    let make = || {
+        let inner = || -> kase::sync::Mutex<i32> {
+            let m = { std::sync::Mutex::new(0) };
+            m
+        };
+        inner()
+    };
+    let _: kase::sync::Mutex<i32> = make();
+    struct Holder(std::sync::Mutex<i32>);
+    fn helper() -> Holder {
+        Holder(kase::sync::Mutex::new(1))
+    }
+    let _ = helper().0;
+}
+
+macro_rules! raw {
+    (@ $e:expr) => {
+        $e
+    };
+}
+
+/// Macros in the body: expressions (`assert!`, `vec!`, `format!`) and
+/// tokens that are not expressions (rewritten token-wise).
+#[kase::instrument]
+fn macros() {
+    let v: Vec<kase::sync::Mutex<i32>> = vec![std::sync::Mutex::new(1), Mutex::new(2)];
+    assert!(v.len() == 2 && *std::sync::Mutex::new(3).lock().unwrap() == 3);
+    assert_eq!(format!("{:?}", std::sync::atomic::AtomicUsize::new(4)), "4");
+    let _: kase::sync::Mutex<i32> = raw!(@ std::sync::Mutex::new(5));
+}
+
+/// `#[kase::instrument]` on an inline module and on an impl block.
+#[kase::instrument]
+mod queue {
+    use std::sync::Mutex;
+
+    pub struct Queue(pub Mutex<Vec<u32>>);
+
+    impl Queue {
+        pub fn push(&self, v: u32) {
+            self.0.lock().unwrap().push(v);
+        }
+    }
+}
+
+struct Flag(kase::sync::atomic::AtomicBool);
+
+#[kase::instrument]
+impl Flag {
+    fn new() -> Self {
+        Flag(std::sync::atomic::AtomicBool::new(false))
+    }
+
+    fn set(&self) {
+        self.0.store(true, Ordering::Release);
+        std::sync::atomic::fence(Ordering::SeqCst);
+    }
+}
+
+fn main() {
+    kase::model(|| {
+        module_level_imports();
+        full_paths();
+        body_use_declarations();
+        nested_closures_blocks_and_items();
+        macros();
+        let q = queue::Queue(kase::sync::Mutex::new(Vec::new()));
+        q.push(1);
+        let f = Flag::new();
+        f.set();
+    });
+}
