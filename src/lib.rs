@@ -19,6 +19,15 @@
 //! });
 //! ```
 //!
+//! ## `#[kase::test]` and `#[kase::instrument]`
+//!
+//! [`#[kase::test]`](macro@test) model-checks a test written against `std`
+//! as is: it rewrites the body's `std::sync` / `std::thread` paths (and
+//! module-level imports of them) onto kase's shims and runs it as above, with
+//! arguments such as `strategy`, `max_duration` or `expect = "deadlock"`.
+//! [`#[kase::instrument]`](macro@instrument) applies the same rewriting to an
+//! inline module, `impl` block or function holding the code under test.
+//!
 //! ## Feature `model` (default)
 //!
 //! With `model` on, `kase::sync`, `kase::thread` and `kase::hint` are kase's

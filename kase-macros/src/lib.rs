@@ -13,13 +13,98 @@ use syn::{parse_macro_input, Item, ItemFn, ReturnType};
 
 use rewrite::Rewriter;
 
-/// Runs a zero-argument test function as a kase model: every interleaving
-/// behaviour of its body is explored, and the test fails with kase's report
-/// if one of them fails. `std::sync`, `std::thread`, `std::hint::spin_loop`,
-/// `std::cell::UnsafeCell` and `core::sync` paths in the body are rewritten
-/// onto kase's shims.
+/// Model-checks a test written against `std`: runs a zero-argument test
+/// function once per interleaving behaviour of its body, and fails with
+/// kase's report (interleaving, source locations, replayable schedule) if
+/// one of them panics, deadlocks, livelocks or is nondeterministic.
 ///
-/// See the `kase` crate for the arguments and an example.
+/// ```ignore
+/// use std::sync::{Arc, Mutex};
+/// use std::thread;
+///
+/// #[kase::test]
+/// fn two_increments() {
+///     let counter = Arc::new(Mutex::new(0));
+///     let c = counter.clone();
+///     let t = thread::spawn(move || *c.lock().unwrap() += 1);
+///     *counter.lock().unwrap() += 1;
+///     t.join().unwrap();
+///     assert_eq!(*counter.lock().unwrap(), 2);
+/// }
+/// ```
+///
+/// # What it generates
+///
+/// The function keeps its signature, attributes and docs; `#[test]` is added
+/// unless a `test`, `rstest` or `test_case` attribute is already there. The
+/// body becomes a closure run by `kase::Builder::new()` (which reads the
+/// `KASE_*` variables at run time) with the arguments below applied on top,
+/// then `.check(...)`: a failing execution re-raises the original panic
+/// payload, so `#[should_panic(expected = "...")]` matches the model's own
+/// message.
+///
+/// # Rewriting
+///
+/// Inside the body, every path starting with `std::sync`, `core::sync`,
+/// `alloc::sync`, `std::thread`, `std::hint::spin_loop` or
+/// `std::cell::UnsafeCell` (with or without a leading `::`) is re-rooted
+/// under kase (`std::sync::Mutex` → `::kase::sync::Mutex`): in expressions,
+/// types and patterns, in `use` declarations (a tree mixing std and other
+/// paths is split), in nested closures, blocks and items, and in macro
+/// invocations (`assert!`, `vec!`, `format!`, ...: their tokens are parsed
+/// as expressions or statements, or else rewritten token-wise). Paths to
+/// shims that do not exist yet (`std::sync::RwLock`) are rewritten too, so
+/// they fail to compile instead of silently running uninstrumented.
+///
+/// Names the body uses without a path (`Mutex::new`, `thread::spawn`,
+/// `AtomicUsize`, `fence`, ...) usually come from module-level imports
+/// (`use std::sync::Mutex;`) that the macro cannot see or change; they are
+/// shadowed by body-level imports of the shims (only for names the body
+/// uses and does not define itself, and not at all if the body has a glob
+/// `use`). The module-level import still counts as used. Names shadowed
+/// today: `Arc`, `Weak`, `Mutex`, `MutexGuard`, `atomic`, the atomic types,
+/// `fence`, `thread`, `spin_loop`. `Ordering` and the lock result types are
+/// std's own in kase too. `thread_local!` is not rewritten yet.
+///
+/// # Arguments
+///
+/// `#[kase::test(key = value, ...)]`, all optional; an unknown or duplicate
+/// key, or a bad value, is a compile error pointing at it (the function is
+/// still emitted so the IDE keeps working). Nothing is read from the
+/// environment when the macro expands.
+///
+/// | key | value | `Builder` call |
+/// |---|---|---|
+/// | `strategy` | `"por"` \| `"exhaustive"` | `.strategy(Strategy::Por \| Exhaustive)` |
+/// | `alternatives` | `"optimal"` \| integer k ≥ 1 | `.alternatives(Optimal \| KPartial(k))` |
+/// | `max_executions` | integer | `.max_executions(n)` |
+/// | `max_duration` | `"30s"`, `"500ms"`, `"2m"` (units ns, us, ms, s, m, h) | `.max_duration(d)` |
+/// | `max_steps` | integer | `.max_steps(n)` |
+/// | `stack_size` | integer (bytes) | `.stack_size(n)` |
+/// | `replay` | `"kase1:..."` from a report | `.replay(s)` |
+/// | `expect` | `"panic"` \| `"deadlock"` \| `"livelock"` \| `"nondeterminism"` | see below |
+/// | `crate` | `"path"` to kase, for a renamed dependency (default `::kase`) | |
+/// | `peeking`, `persist` | `bool` | compile error: not supported yet |
+///
+/// `expect = "kind"` inverts the test: it runs `.explore(...)` and passes
+/// only if kase found a failure of that kind, failing with the report
+/// otherwise. `"data race"` and `"leak"` are rejected until kase detects
+/// them.
+///
+/// # Bodies returning `Result`
+///
+/// A function returning `Result<(), E>` with `E: Debug` is supported: the
+/// body runs in a closure of that type (so `?` and `return` keep their
+/// meaning), and an `Err(e)` panics inside that execution with `{e:?}`, so
+/// kase reports it like any failing execution (with its interleaving and
+/// schedule); the test function itself returns `Ok(())` if the model
+/// passes. (`#[should_panic]` cannot be combined with a `Result` return, as
+/// with plain `#[test]`; use `expect = "panic"`.)
+///
+/// # Errors
+///
+/// `async fn` (not supported yet), parameters, generics and `self` are
+/// compile errors.
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     let (args, arg_errors) = args::parse(args.into(), args::TEST_KEYS, "kase::test");
@@ -35,12 +120,33 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     quote!(#arg_errors #function).into()
 }
 
-/// Rewrites `std::sync`, `std::thread`, `std::hint::spin_loop`,
-/// `std::cell::UnsafeCell` and `core::sync` paths onto kase's shims, in an
-/// inline `mod`, an `impl` block or a `fn`, without running anything under
-/// the model: for code under test that lives outside the test body.
+/// Rewrites `std` paths onto kase's shims in code under test that lives
+/// outside a `#[kase::test]` body, in the same crate; it runs nothing under
+/// the model by itself. Typically `#[cfg_attr(test, kase::instrument)]`.
 ///
-/// See the `kase` crate for details.
+/// ```ignore
+/// #[kase::instrument]
+/// mod counter {
+///     use std::sync::atomic::{AtomicUsize, Ordering};
+///
+///     #[derive(Default)]
+///     pub struct Counter(AtomicUsize);
+///
+///     impl Counter {
+///         pub fn increment(&self) {
+///             let v = self.0.load(Ordering::SeqCst);
+///             self.0.store(v + 1, Ordering::SeqCst);
+///         }
+///     }
+/// }
+/// ```
+///
+/// Applies to an inline `mod` (its `use` declarations and every path in it
+/// are rewritten), an `impl` block or a `fn` (paths in the signatures and
+/// bodies are rewritten, and the bodies shadow module-level imports as
+/// `#[kase::test]` does). A type defined outside the instrumented item keeps
+/// the field types it was written with, so instrument the module that
+/// defines it. The only argument is `crate = "path"`.
 #[proc_macro_attribute]
 pub fn instrument(args: TokenStream, item: TokenStream) -> TokenStream {
     let (args, arg_errors) = args::parse(args.into(), args::INSTRUMENT_KEYS, "kase::instrument");
@@ -51,12 +157,19 @@ pub fn instrument(args: TokenStream, item: TokenStream) -> TokenStream {
     };
     let error = match &mut item {
         Item::Fn(f) => {
+            rewriter.visit_signature_mut(&mut f.sig);
             instrument_fn_body(&mut rewriter, &mut f.block);
             None
         }
         Item::Impl(imp) => {
+            rewriter.visit_generics_mut(&mut imp.generics);
+            if let Some((_, path, _)) = &mut imp.trait_ {
+                rewriter.visit_path_mut(path);
+            }
+            rewriter.visit_type_mut(&mut imp.self_ty);
             for impl_item in &mut imp.items {
                 if let syn::ImplItem::Fn(f) = impl_item {
+                    rewriter.visit_signature_mut(&mut f.sig);
                     instrument_fn_body(&mut rewriter, &mut f.block);
                 } else {
                     rewriter.visit_impl_item_mut(impl_item);

@@ -95,10 +95,20 @@ impl Flag {
         Flag(std::sync::atomic::AtomicBool::new(false))
     }
 
+    fn mutex(&self) -> std::sync::Mutex<bool> {
+        std::sync::Mutex::new(self.0.load(Ordering::Acquire))
+    }
+
     fn set(&self) {
         self.0.store(true, Ordering::Release);
         std::sync::atomic::fence(Ordering::SeqCst);
     }
+}
+
+/// Paths in an instrumented function's signature are rewritten too.
+#[kase::instrument]
+fn signature(m: std::sync::Mutex<u8>) -> std::sync::Mutex<u8> {
+    m
 }
 
 fn main() {
@@ -112,5 +122,7 @@ fn main() {
         q.push(1);
         let f = Flag::new();
         f.set();
+        let _: kase::sync::Mutex<bool> = f.mutex();
+        let _: kase::sync::Mutex<u8> = signature(kase::sync::Mutex::new(1));
     });
 }
