@@ -275,3 +275,27 @@ fn explicit_test_attribute_and_crate_path() {
     let a = Arc::new(0);
     assert_eq!(std::sync::Arc::strong_count(&a), 1);
 }
+
+/// A glob import in the body brings the shims (and turns off shadowing);
+/// a local variable named like a shadowed module does not get in the way.
+#[kase::test(expect = "panic")]
+fn glob_import_and_local_named_thread() {
+    use std::sync::*;
+    let n = Arc::new(atomic::AtomicUsize::new(0));
+    let m = n.clone();
+    let thread = std::thread::spawn(move || {
+        let v = m.load(atomic::Ordering::SeqCst);
+        m.store(v + 1, atomic::Ordering::SeqCst);
+    });
+    let v = n.load(atomic::Ordering::SeqCst);
+    n.store(v + 1, atomic::Ordering::SeqCst);
+    thread.join().unwrap();
+    assert_eq!(n.load(atomic::Ordering::SeqCst), 2);
+}
+
+/// A module-level `thread` import and a local binding called `thread`.
+#[kase::test]
+fn local_binding_named_thread() {
+    let thread = thread::spawn(|| 1);
+    assert_eq!(thread.join().unwrap(), 1);
+}
