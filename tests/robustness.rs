@@ -16,7 +16,10 @@ fn run_child(name: &str) -> (std::process::ExitStatus, String) {
         .env("KASE_CHILD", "1")
         .output()
         .unwrap();
-    (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 fn in_child() -> bool {
@@ -43,8 +46,12 @@ fn a_drop_spinning_while_unwinding_ends_with_a_message_not_a_hang() {
         });
         return;
     }
-    let (status, stderr) = run_child("a_drop_spinning_while_unwinding_ends_with_a_message_not_a_hang");
+    let (status, stderr) =
+        run_child("a_drop_spinning_while_unwinding_ends_with_a_message_not_a_hang");
     assert!(!status.success());
-    assert!(stderr.contains("keeps performing visible operations while unwinding"), "{stderr}");
+    assert!(
+        stderr.contains("keeps performing visible operations while unwinding"),
+        "{stderr}"
+    );
     assert!(stderr.contains("Aborting instead of hanging"), "{stderr}");
 }
