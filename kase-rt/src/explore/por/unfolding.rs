@@ -138,7 +138,8 @@ impl Unfolding {
         pred: Option<EventId>,
         obj_preds: &[EventId],
     ) -> Option<EventId> {
-        // Avoid allocating a key for the lookup on the hot path.
+        // The lookup allocates its key; a borrowed key form is an easy win
+        // for the per-execution cost (issue 8).
         self.by_key
             .get(&(thread, pred, obj_preds.to_vec()))
             .copied()
