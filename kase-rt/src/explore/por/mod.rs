@@ -32,6 +32,16 @@ pub enum Alternatives {
     KPartial(usize),
 }
 
+/// What thread `t` did after event `p` (a function of `p` in a deterministic
+/// model): a different operation or location later is nondeterminism, a
+/// different object name means both names denote one object.
+#[derive(Clone, Copy)]
+struct Label {
+    kind: OpKind,
+    location: &'static Location<'static>,
+    name: Option<Name>,
+}
+
 /// The object state the explorer shadows for one runtime object.
 struct ObjState {
     name: Name,
@@ -54,13 +64,9 @@ struct Node {
 pub(crate) struct Por {
     u: Unfolding,
     alternatives: Alternatives,
-    /// Thread `t`'s action after event `p` is a function of `p`; this keeps
-    /// the object name of each such action seen so far.
-    labels: HashMap<(ThreadIdx, Option<EventId>), Name>,
-    /// The operation and source location of each such action, to notice a
-    /// thread that does something else after the same history: the model
-    /// depends on something other than the schedule.
-    actions: HashMap<(ThreadIdx, Option<EventId>), (OpKind, &'static Location<'static>)>,
+    /// Thread `t`'s action after event `p` is a function of `p`: what each
+    /// such action was when first seen.
+    labels: HashMap<(ThreadIdx, Option<EventId>), Label>,
     // State of the current execution.
     processed: usize,
     config: Vec<EventId>,
@@ -89,7 +95,6 @@ impl Por {
             u: Unfolding::default(),
             alternatives,
             labels: HashMap::new(),
-            actions: HashMap::new(),
             processed: 0,
             config: Vec::new(),
             pos: HashMap::new(),
@@ -130,8 +135,8 @@ impl Por {
         if let Some(o) = &self.objects[i] {
             return o.name;
         }
-        let name = match self.labels.get(&(t, pred)) {
-            Some(&n) => n,
+        let name = match self.labels.get(&(t, pred)).and_then(|l| l.name) {
+            Some(n) => n,
             None => self.u.names.fresh(),
         };
         self.objects[i] = Some(ObjState {
@@ -174,28 +179,33 @@ impl Por {
         };
         let spawned =
             (kind == OpKind::Spawn).then(|| ThreadIdx(ev.value.unwrap_or_default() as u32));
-        let here = (kind, ev.location);
-        let seen = *self.actions.entry((t, pred)).or_insert(here);
-        if seen != here && self.diverged.is_none() {
+        let here = Label {
+            kind,
+            location: ev.location,
+            name,
+        };
+        let seen = *self.labels.entry((t, pred)).or_insert(here);
+        if (seen.kind, seen.location) != (kind, ev.location) && self.diverged.is_none() {
             self.diverged = Some(format!(
                 "at step {} {t} performed {} at {}, but after the same history an earlier execution \
                  performed {} at {}: the model depends on something other than the schedule",
                 self.config.len() + 1,
                 kind.name(),
                 ev.location,
-                seen.0.name(),
-                seen.1
+                seen.kind.name(),
+                seen.location
             ));
         }
         let (id, _) = self.u.intern(t, kind, name, pred, preds);
         if let Some(n) = name {
-            // The same label met under another name (a known event, or the
-            // label map) means both names denote this object.
+            // The same action met under another name (a known event, or the
+            // label) means both names denote this object.
             if let Some(known) = self.u.get(id).name {
                 self.u.union_names(n, known);
             }
-            let label = *self.labels.entry((t, pred)).or_insert(n);
-            self.u.union_names(n, label);
+            if let Some(label) = seen.name {
+                self.u.union_names(n, label);
+            }
         }
         let i = self.config.len();
         if i < self.expected.len() && self.expected[i] != id && self.diverged.is_none() {

@@ -33,10 +33,8 @@ impl Por {
         let kept = self.u.closure(seeds, |_| false);
         let is_kept = |x: EventId| kept.contains(&x);
         self.u.retain(is_kept);
-        // Labels and actions describe what follows a kept event only.
+        // A label describes what follows a kept event only.
         self.labels
-            .retain(|(_, pred), _| pred.map_or(true, is_kept));
-        self.actions
             .retain(|(_, pred), _| pred.map_or(true, is_kept));
         self.pruned_at = self.u.len();
     }
