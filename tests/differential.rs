@@ -8,9 +8,10 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
+use std::time::Duration;
 
 use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use kase::sync::{Arc, Mutex};
+use kase::sync::{Arc, Condvar, Mutex, RwLock};
 use kase::{thread, Alternatives, Builder, Report, Strategy};
 
 /// xorshift64*: deterministic program generation without a dependency.
@@ -40,6 +41,17 @@ enum Op {
     Locked(usize, Vec<Op>),
     /// Run the inner operations only if atomic `a` holds `v`.
     IfEq(usize, usize, Vec<Op>),
+    /// A read section of `RwLock` `r`.
+    ReadLocked(usize, Vec<Op>),
+    /// A write section of `RwLock` `r`.
+    WriteLocked(usize, Vec<Op>),
+    /// `try_write` on `RwLock` `r` (records success).
+    TryWrite(usize),
+    /// `notify_one` (false) or `notify_all` (true) on the condvar.
+    Notify(bool),
+    /// `wait_timeout` on the condvar with mutex 0 (records whether it timed
+    /// out).
+    TimedWait,
 }
 
 #[derive(Clone, Debug)]
@@ -69,7 +81,7 @@ fn gen_ops(
         *budget -= 1;
         let a = rng.below(p.atomics);
         let v = rng.below(3);
-        let op = match rng.below(if depth < 2 { 9 } else { 6 }) {
+        let op = match rng.below(if depth < 2 { 14 } else { 6 }) {
             0 | 1 => Op::Load(a),
             2 => Op::Store(a, v),
             3 => Op::Swap(a, v),
@@ -85,7 +97,35 @@ fn gen_ops(
                     Op::Locked(m, gen_ops(rng, p, budget, depth + 1, &inner_held))
                 }
             }
-            _ => Op::IfEq(a, rng.below(2), gen_ops(rng, p, budget, depth + 1, held)),
+            8 => Op::IfEq(a, rng.below(2), gen_ops(rng, p, budget, depth + 1, held)),
+            9 | 10 => {
+                let r = rng.below(2);
+                // Ids above 100 are rwlocks; any section of a held rwlock
+                // would self-deadlock (std's locks are not reentrant).
+                if held.contains(&(100 + r)) {
+                    Op::Load(a)
+                } else {
+                    let mut inner_held = held.to_vec();
+                    inner_held.push(100 + r);
+                    let inner = gen_ops(rng, p, budget, depth + 1, &inner_held);
+                    if rng.below(2) == 0 {
+                        Op::ReadLocked(r, inner)
+                    } else {
+                        Op::WriteLocked(r, inner)
+                    }
+                }
+            }
+            11 => Op::TryWrite(rng.below(2)),
+            12 => Op::Notify(rng.below(2) == 0),
+            _ => {
+                // A timed wait is six visible operations: charge for them.
+                if held.contains(&0) || *budget < 3 {
+                    Op::Notify(false)
+                } else {
+                    *budget -= 3;
+                    Op::TimedWait
+                }
+            }
         };
         ops.push(op);
     }
@@ -124,6 +164,8 @@ fn generate(seed: u64, ops: usize) -> Program {
 struct Shared {
     atomics: Vec<AtomicUsize>,
     mutexes: Vec<Mutex<()>>,
+    rwlocks: Vec<RwLock<()>>,
+    condvar: Condvar,
 }
 
 /// Runs `ops`, appending what it observed to `seen`.
@@ -141,6 +183,30 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String) {
             Op::Locked(m, inner) => {
                 let _g = s.mutexes[*m].lock().unwrap();
                 run_ops(inner, s, seen);
+            }
+            Op::ReadLocked(r, inner) => {
+                let _g = s.rwlocks[*r].read().unwrap();
+                run_ops(inner, s, seen);
+            }
+            Op::WriteLocked(r, inner) => {
+                let _g = s.rwlocks[*r].write().unwrap();
+                run_ops(inner, s, seen);
+            }
+            Op::TryWrite(r) => {
+                let ok = s.rwlocks[*r].try_write().is_ok();
+                write!(seen, "w{}", u8::from(ok)).unwrap();
+            }
+            Op::Notify(all) => {
+                if *all {
+                    s.condvar.notify_all();
+                } else {
+                    s.condvar.notify_one();
+                }
+            }
+            Op::TimedWait => {
+                let g = s.mutexes[0].lock().unwrap();
+                let (_g, r) = s.condvar.wait_timeout(g, Duration::from_millis(1)).unwrap();
+                write!(seen, "t{}", u8::from(r.timed_out())).unwrap();
             }
             Op::IfEq(a, v, inner) => {
                 if s.atomics[*a].load(SeqCst) == *v {
@@ -161,6 +227,8 @@ fn explore(p: &Program, builder: Builder) -> (Report, BTreeSet<String>) {
         let s = Arc::new(Shared {
             atomics: (0..p.atomics).map(|_| AtomicUsize::new(0)).collect(),
             mutexes: (0..p.mutexes).map(|_| Mutex::new(())).collect(),
+            rwlocks: (0..2).map(|_| RwLock::new(())).collect(),
+            condvar: Condvar::new(),
         });
         let mut seen = String::from("p:");
         run_ops(&p.prelude, &s, &mut seen);
@@ -195,7 +263,7 @@ fn check(seed: u64, ops: usize) -> bool {
     let ctx = || format!("seed {seed}: {p:#?}");
     let oracle_budget = Builder::new()
         .strategy(Strategy::Exhaustive)
-        .max_executions(300_000);
+        .max_executions(150_000);
     let (oracle, expected) = explore(&p, oracle_budget);
     let oracle_failure = oracle.failure().map(|f| f.kind());
     if oracle_failure.is_none() && !oracle.complete() {

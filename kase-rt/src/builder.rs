@@ -58,6 +58,7 @@ impl Builder {
             max_executions: None,
             max_duration: None,
             max_steps: DEFAULT_MAX_STEPS,
+            spurious_wakeups: false,
             stack_size: DEFAULT_STACK_SIZE,
             replay: None,
         };
@@ -134,6 +135,15 @@ impl Builder {
     /// livelock failure (default 1 000 000).
     pub fn max_steps(mut self, n: u64) -> Self {
         self.config.max_steps = n;
+        self
+    }
+
+    /// Whether a plain `Condvar::wait` may also wake without a notification,
+    /// as std allows (default off: most code loops on its predicate, and
+    /// the extra wakeups multiply executions). Timed waits always explore
+    /// both timing out and being notified.
+    pub fn spurious_wakeups(mut self, on: bool) -> Self {
+        self.config.spurious_wakeups = on;
         self
     }
 

@@ -45,7 +45,9 @@ pub use report::{Failure, FailureKind, Report, Schedule, ScheduleParseError};
 
 /// Drop-in replacements for `std::sync`.
 pub mod sync {
+    pub use crate::shim::condvar::{Condvar, WaitTimeoutResult};
     pub use crate::shim::mutex::{Mutex, MutexGuard};
+    pub use crate::shim::rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
     pub use std::sync::{Arc, LockResult, PoisonError, TryLockError, TryLockResult, Weak};
 
     /// Drop-in replacements for `std::sync::atomic`.
@@ -56,6 +58,9 @@ pub mod sync {
 
 /// Drop-in replacements for `std::thread`.
 pub mod thread {
+    #[allow(deprecated)] // std still has it, so rewritten code may call it
+    pub use crate::shim::park::park_timeout_ms;
+    pub use crate::shim::park::{park, park_timeout};
     pub use crate::shim::thread::*;
 }
 

@@ -45,6 +45,12 @@ pub enum ObjectKind {
     Mutex,
     /// A model thread, as the target of spawn / join.
     Thread,
+    /// An `RwLock`.
+    RwLock,
+    /// A `Condvar`.
+    Condvar,
+    /// A thread's park token.
+    Park,
 }
 
 /// The kind of a visible operation.
@@ -80,6 +86,33 @@ pub enum OpKind {
     Yield,
     /// `fence`: orders memory, touches no object.
     Fence,
+    /// `RwLock::read`: enabled while no writer holds the lock. A read, so
+    /// readers commute.
+    ReadLock,
+    /// `RwLock::try_read`: always enabled, may fail.
+    TryReadLock,
+    /// Dropping a read guard.
+    ReadUnlock,
+    /// `RwLockWriteGuard::downgrade`: the writer becomes a reader atomically.
+    Downgrade,
+    /// `Condvar::wait*`, first half: join the condvar's waiters (the mutex
+    /// is released by the `Unlock` that follows).
+    CondvarWait,
+    /// `Condvar::wait`, second half: enabled once this thread was notified.
+    CondvarWake,
+    /// `Condvar::wait_timeout*` (or any wait with spurious wakeups on),
+    /// second half: always enabled; it timed out unless notified before.
+    CondvarWakeOrTimeout,
+    /// `Condvar::notify_one`: notifies the longest waiting thread.
+    NotifyOne,
+    /// `Condvar::notify_all`.
+    NotifyAll,
+    /// `thread::park`: enabled once a token is available; consumes it.
+    Park,
+    /// `thread::park_timeout`: always enabled; consumes a token if any.
+    ParkTimeout,
+    /// `Thread::unpark`: makes the token available.
+    Unpark,
 }
 
 impl OpKind {
@@ -90,7 +123,13 @@ impl OpKind {
     pub fn writes(self) -> bool {
         !matches!(
             self,
-            OpKind::Load | OpKind::Join | OpKind::IsFinished | OpKind::IsPoisoned
+            OpKind::Load
+                | OpKind::Join
+                | OpKind::IsFinished
+                | OpKind::IsPoisoned
+                | OpKind::ReadLock
+                | OpKind::TryReadLock
+                | OpKind::ReadUnlock
         )
     }
 
@@ -119,6 +158,18 @@ impl OpKind {
             OpKind::Exit => "exit",
             OpKind::Yield => "yield",
             OpKind::Fence => "fence",
+            OpKind::ReadLock => "read",
+            OpKind::TryReadLock => "try_read",
+            OpKind::ReadUnlock => "read unlock",
+            OpKind::Downgrade => "downgrade",
+            OpKind::CondvarWait => "wait",
+            OpKind::CondvarWake => "wake",
+            OpKind::CondvarWakeOrTimeout => "wake or time out",
+            OpKind::NotifyOne => "notify_one",
+            OpKind::NotifyAll => "notify_all",
+            OpKind::Park => "park",
+            OpKind::ParkTimeout => "park_timeout",
+            OpKind::Unpark => "unpark",
         }
     }
 }
@@ -140,7 +191,15 @@ mod tests {
 
     #[test]
     fn only_reads_commute() {
-        for k in [Load, Join, IsFinished, IsPoisoned] {
+        for k in [
+            Load,
+            Join,
+            IsFinished,
+            IsPoisoned,
+            ReadLock,
+            TryReadLock,
+            ReadUnlock,
+        ] {
             assert!(!k.writes(), "{k:?}");
         }
         for k in [

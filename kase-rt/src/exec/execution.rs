@@ -97,6 +97,8 @@ pub(crate) trait Scheduler {
 /// Limits for one execution.
 pub(crate) struct Limits {
     pub max_steps: u64,
+    /// Plain condvar waits may wake unnotified.
+    pub spurious_wakeups: bool,
 }
 
 /// What one execution produced.
@@ -128,15 +130,17 @@ pub struct Execution {
     /// Unfinished threads are being unwound after the execution ended.
     teardown: bool,
     max_steps: u64,
+    spurious_wakeups: bool,
     /// Visible operations performed by unwinding threads (no choice point).
     unwinding_steps: u64,
 }
 
 impl Execution {
-    fn new(stamp: u64, interner: ThreadInterner, max_steps: u64) -> Self {
+    fn new(stamp: u64, interner: ThreadInterner, limits: &Limits) -> Self {
         let mut exec = Execution {
             stamp,
-            max_steps,
+            max_steps: limits.max_steps,
+            spurious_wakeups: limits.spurious_wakeups,
             unwinding_steps: 0,
             threads: Vec::new(),
             objects: Vec::new(),
@@ -147,7 +151,7 @@ impl Execution {
             fault: None,
             teardown: false,
         };
-        let object = exec.add_object(ObjectDetail::Thread(ThreadIdx::MAIN));
+        let object = exec.add_object(ObjectDetail::Thread);
         exec.add_thread(ThreadState::new(
             ThreadIdx::MAIN,
             object,
@@ -159,6 +163,11 @@ impl Execution {
     /// The thread currently running.
     pub fn current(&self) -> ThreadIdx {
         self.current
+    }
+
+    /// Whether plain condvar waits may wake unnotified.
+    pub(crate) fn spurious_wakeups(&self) -> bool {
+        self.spurious_wakeups
     }
 
     /// The events so far.
@@ -190,6 +199,11 @@ impl Execution {
 
     pub(crate) fn object_mut(&mut self, object: ObjectIdx) -> &mut ObjectState {
         &mut self.objects[object.0 as usize]
+    }
+
+    /// What kind of object `object` is.
+    pub(crate) fn object_kind(&self, object: ObjectIdx) -> ObjectKind {
+        self.objects[object.0 as usize].kind()
     }
 
     fn add_object(&mut self, detail: ObjectDetail) -> ObjectIdx {
@@ -233,11 +247,7 @@ impl Execution {
         let Some(object) = pending.action.object else {
             return true;
         };
-        match (&self.objects[object.0 as usize].detail, pending.action.kind) {
-            (ObjectDetail::Mutex(m), OpKind::Lock) => m.holder.is_none(),
-            (ObjectDetail::Thread(target), OpKind::Join) => self.thread(*target).finished,
-            _ => true,
-        }
+        self.objects[object.0 as usize].enabled(pending.action.kind, pending.action.thread)
     }
 
     fn enabled_threads(&self, out: &mut Vec<ThreadIdx>) {
@@ -360,7 +370,12 @@ impl Execution {
             clock,
         });
         let at = self.events.len() - 1;
+        // The effect sees the gate before the operation (a try-lock asks
+        // whether it succeeds); then the gate moves past it.
         let (result, value) = effect(self, &action);
+        if let Some(object) = action.object {
+            self.objects[object.0 as usize].pass_gate(action.kind, t);
+        }
         self.events[at].value = value;
         result
     }
@@ -379,7 +394,7 @@ impl Execution {
             p.spawned - 1
         };
         let child = self.interner.child(parent, nth, name);
-        let object = self.add_object(ObjectDetail::Thread(child));
+        let object = self.add_object(ObjectDetail::Thread);
         let clock = self
             .events
             .last()
@@ -393,6 +408,16 @@ impl Execution {
     /// The thread object of `thread`.
     pub(crate) fn thread_object(&self, thread: ThreadIdx) -> ObjectIdx {
         self.thread(thread).object
+    }
+
+    /// The park token object of `thread`, created on first use.
+    pub(crate) fn park_object(&mut self, thread: ThreadIdx) -> ObjectIdx {
+        if let Some(object) = self.thread(thread).park {
+            return object;
+        }
+        let object = self.add_object(ObjectDetail::Park);
+        self.thread_mut(thread).park = Some(object);
+        object
     }
 
     /// Whether `thread` has exited.
@@ -529,7 +554,7 @@ pub(crate) fn run(
     limits: &Limits,
 ) -> Outcome {
     panic::install_hook();
-    let exec = RefCell::new(Execution::new(stamp, interner, limits.max_steps));
+    let exec = RefCell::new(Execution::new(stamp, interner, limits));
     let mut schedule = Vec::new();
     let mut redundant = false;
     EXECUTION.set(&exec, || {

@@ -8,6 +8,7 @@ pub mod action;
 pub mod clock;
 pub(crate) mod continuation;
 pub(crate) mod execution;
+pub mod gate;
 pub mod object;
 pub mod panic;
 pub(crate) mod thread;

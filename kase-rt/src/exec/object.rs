@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
-use super::action::{ObjectIdx, ObjectKind, ThreadIdx};
+use super::action::{ObjectIdx, ObjectKind, OpKind, ThreadIdx};
 use super::clock::VectorClock;
+use super::gate::Gate;
 
 /// Embedded in every shim object; `const`-constructible.
 #[derive(Debug)]
@@ -88,10 +89,9 @@ impl LiveStamps {
     }
 }
 
-/// Per-execution state of a mutex.
+/// Per-execution state of a mutex or an `RwLock` beyond its [`Gate`].
 #[derive(Debug, Default)]
 pub(crate) struct MutexState {
-    pub holder: Option<ThreadIdx>,
     pub poisoned: bool,
 }
 
@@ -100,8 +100,32 @@ pub(crate) struct MutexState {
 pub(crate) enum ObjectDetail {
     Atomic,
     Mutex(MutexState),
+    RwLock(MutexState),
+    Condvar,
     /// The thread object of a model thread.
-    Thread(ThreadIdx),
+    Thread,
+    /// The park token of a model thread.
+    Park,
+}
+
+impl Gate {
+    /// The gate of a new object of this kind.
+    pub(crate) fn initial(kind: ObjectKind) -> Gate {
+        match kind {
+            ObjectKind::Atomic => Gate::Open,
+            ObjectKind::Mutex => Gate::Mutex { held: false },
+            ObjectKind::RwLock => Gate::RwLock {
+                writer: false,
+                readers: 0,
+            },
+            ObjectKind::Condvar => Gate::Condvar {
+                waiting: Vec::new(),
+                notified: Vec::new(),
+            },
+            ObjectKind::Thread => Gate::Thread { exited: false },
+            ObjectKind::Park => Gate::Park { token: false },
+        }
+    }
 }
 
 /// Everything kase tracks about one object in one execution.
@@ -112,29 +136,69 @@ pub(crate) struct ObjectState {
     pub last_write: VectorClock,
     /// Join of the dependence clocks of reads since the last write.
     pub reads: VectorClock,
+    /// Which operations are enabled (a function of the writes so far and of
+    /// `gate_reads`).
+    pub gate: Gate,
+    /// The reads since the last write, kept only if the gate counts them.
+    pub gate_reads: Vec<(ThreadIdx, OpKind)>,
 }
 
 impl ObjectState {
     pub(crate) fn new(detail: ObjectDetail) -> Self {
-        ObjectState {
+        let mut state = ObjectState {
             detail,
             last_write: VectorClock::new(),
             reads: VectorClock::new(),
-        }
+            gate: Gate::Open,
+            gate_reads: Vec::new(),
+        };
+        state.gate = Gate::initial(state.kind());
+        state
     }
 
     pub(crate) fn kind(&self) -> ObjectKind {
         match self.detail {
             ObjectDetail::Atomic => ObjectKind::Atomic,
             ObjectDetail::Mutex(_) => ObjectKind::Mutex,
-            ObjectDetail::Thread(_) => ObjectKind::Thread,
+            ObjectDetail::RwLock(_) => ObjectKind::RwLock,
+            ObjectDetail::Condvar => ObjectKind::Condvar,
+            ObjectDetail::Thread => ObjectKind::Thread,
+            ObjectDetail::Park => ObjectKind::Park,
         }
     }
 
+    /// Poison state of a mutex or an `RwLock`.
     pub(crate) fn mutex(&mut self) -> &mut MutexState {
         match &mut self.detail {
-            ObjectDetail::Mutex(m) => m,
-            other => panic!("kase internal error: object {other:?} used as a mutex"),
+            ObjectDetail::Mutex(m) | ObjectDetail::RwLock(m) => m,
+            other => panic!("kase internal error: object {other:?} used as a lock"),
+        }
+    }
+
+    /// Whether `kind` by `thread` may run now.
+    pub(crate) fn enabled(&self, kind: OpKind, thread: ThreadIdx) -> bool {
+        self.gate.enabled(kind, thread, &self.gate_reads)
+    }
+
+    /// Whether a try-operation `kind` succeeds now.
+    pub(crate) fn try_succeeds(&self, kind: OpKind) -> bool {
+        self.gate.try_succeeds(kind, &self.gate_reads)
+    }
+
+    /// Whether a condvar notification chose `thread` and it has not woken.
+    pub(crate) fn gate_notified(&self, thread: ThreadIdx) -> bool {
+        matches!(&self.gate, Gate::Condvar { notified, .. } if notified.contains(&thread))
+    }
+
+    /// Advances the gate past `kind` by `thread`.
+    pub(crate) fn pass_gate(&mut self, kind: OpKind, thread: ThreadIdx) {
+        if kind.writes() {
+            if self.gate != Gate::Open {
+                self.gate = self.gate.after_write(kind, thread, &self.gate_reads);
+            }
+            self.gate_reads.clear();
+        } else if self.gate.counts_reads() {
+            self.gate_reads.push((thread, kind));
         }
     }
 }

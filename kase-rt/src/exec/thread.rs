@@ -64,6 +64,8 @@ pub(crate) struct ThreadState {
     pub finished: bool,
     /// Set while its body runs; valid until the body returns.
     pub suspender: Option<*const dyn Suspend>,
+    /// Its park token object, created on first `park` / `unpark`.
+    pub park: Option<ObjectIdx>,
 }
 
 impl ThreadState {
@@ -77,6 +79,7 @@ impl ThreadState {
             pending: None,
             finished: false,
             suspender: None,
+            park: None,
         }
     }
 }

@@ -39,6 +39,7 @@ pub(crate) struct Config {
     pub max_executions: Option<u64>,
     pub max_duration: Option<Duration>,
     pub max_steps: u64,
+    pub spurious_wakeups: bool,
     pub stack_size: usize,
     pub replay: Option<Schedule>,
 }
@@ -88,6 +89,7 @@ pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
     let mut interner = ThreadInterner::new();
     let limits = Limits {
         max_steps: config.max_steps,
+        spurious_wakeups: config.spurious_wakeups,
     };
     let start = Instant::now();
     let mut report = Report {

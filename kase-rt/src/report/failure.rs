@@ -76,6 +76,9 @@ impl Names<'_> {
             Some(o) => match self.objects.get(o.0 as usize) {
                 Some(ObjectKind::Atomic) => format!("atomic#{}", o.0),
                 Some(ObjectKind::Mutex) => format!("mutex#{}", o.0),
+                Some(ObjectKind::RwLock) => format!("rwlock#{}", o.0),
+                Some(ObjectKind::Condvar) => format!("condvar#{}", o.0),
+                Some(ObjectKind::Park) => format!("park#{}", o.0),
                 Some(ObjectKind::Thread) | None => format!("object#{}", o.0),
             },
         }

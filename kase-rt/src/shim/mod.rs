@@ -3,6 +3,9 @@
 //! operation is a visible event handed to `crate::exec`.
 
 pub mod atomic;
+pub mod condvar;
 pub mod hint;
 pub mod mutex;
+pub mod park;
+pub mod rwlock;
 pub mod thread;

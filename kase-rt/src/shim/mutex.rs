@@ -122,16 +122,9 @@ impl<T: ?Sized> Mutex<T> {
             return self.guard(None, self.poisoned.load(Ordering::Relaxed));
         }
         let object = self.model_object();
-        let poisoned = exec::visible(
-            Some(object),
-            OpKind::Lock,
-            Location::caller(),
-            |e, action| {
-                let m = e.object_mut(object).mutex();
-                m.holder = Some(action.thread);
-                (m.poisoned, None)
-            },
-        );
+        let poisoned = exec::visible(Some(object), OpKind::Lock, Location::caller(), |e, _| {
+            (e.object_mut(object).mutex().poisoned, None)
+        });
         self.guard(Some(object), poisoned)
     }
 
@@ -147,19 +140,14 @@ impl<T: ?Sized> Mutex<T> {
             )
         } else {
             let object = self.model_object();
-            let acquired = exec::visible(
-                Some(object),
-                OpKind::TryLock,
-                Location::caller(),
-                |e, action| {
-                    let m = e.object_mut(object).mutex();
-                    let acquired = m.holder.is_none().then_some(m.poisoned);
-                    if acquired.is_some() {
-                        m.holder = Some(action.thread);
-                    }
+            let acquired =
+                exec::visible(Some(object), OpKind::TryLock, Location::caller(), |e, _| {
+                    let state = e.object_mut(object);
+                    let acquired = state
+                        .try_succeeds(OpKind::TryLock)
+                        .then_some(state.mutex().poisoned);
                     (acquired, Some(u64::from(acquired.is_some())))
-                },
-            );
+                });
             (Some(object), acquired)
         };
         match acquired {
@@ -228,9 +216,22 @@ impl<T: ?Sized> Mutex<T> {
     }
 }
 
-impl<T: ?Sized> Drop for MutexGuard<'_, T> {
+impl<'a, T: ?Sized> MutexGuard<'a, T> {
+    /// Releases the lock on behalf of `Condvar::wait` (which relocks it
+    /// later through [`Mutex::lock`]); returns the mutex.
     #[track_caller]
-    fn drop(&mut self) {
+    pub(crate) fn release_for_wait(self) -> &'a Mutex<T> {
+        let guard = std::mem::ManuallyDrop::new(self);
+        guard.release(Location::caller());
+        guard.lock
+    }
+
+    /// The mutex's object in the model execution (`None` for a real lock).
+    pub(crate) fn model_object(&self) -> Option<ObjectIdx> {
+        self.object
+    }
+
+    fn release(&self, location: &'static Location<'static>) {
         let poison = !self.panicking && std::thread::panicking();
         match self.object {
             None => {
@@ -238,18 +239,23 @@ impl<T: ?Sized> Drop for MutexGuard<'_, T> {
                     self.lock.poisoned.store(true, Ordering::Relaxed);
                 }
                 // SAFETY: this guard holds the real lock (it was created by a
-                // successful `lock`/`try_lock` outside a model).
+                // successful `lock`/`try_lock` outside a model), and releases
+                // it once: from `drop` or from `release_for_wait`, which
+                // forgets the guard.
                 unsafe { self.lock.raw.unlock() };
             }
-            Some(object) => {
-                exec::visible(Some(object), OpKind::Unlock, Location::caller(), |e, _| {
-                    let m = e.object_mut(object).mutex();
-                    m.holder = None;
-                    m.poisoned |= poison;
-                    ((), None)
-                })
-            }
+            Some(object) => exec::visible(Some(object), OpKind::Unlock, location, |e, _| {
+                e.object_mut(object).mutex().poisoned |= poison;
+                ((), None)
+            }),
         }
+    }
+}
+
+impl<T: ?Sized> Drop for MutexGuard<'_, T> {
+    #[track_caller]
+    fn drop(&mut self) {
+        self.release(Location::caller());
     }
 }
 

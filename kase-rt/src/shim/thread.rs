@@ -139,6 +139,22 @@ impl Thread {
         }
     }
 
+    /// The model thread this handle names (`None` for a real thread).
+    pub(crate) fn model_idx(&self) -> Option<ThreadIdx> {
+        match &self.0 {
+            ThreadInner::Std(_) => None,
+            ThreadInner::Model { idx, .. } => Some(*idx),
+        }
+    }
+
+    /// The real thread this handle names (`None` for a model thread).
+    pub(crate) fn std_thread(&self) -> Option<&std::thread::Thread> {
+        match &self.0 {
+            ThreadInner::Std(t) => Some(t),
+            ThreadInner::Model { .. } => None,
+        }
+    }
+
     /// The thread's name, if it has one.
     pub fn name(&self) -> Option<&str> {
         match &self.0 {

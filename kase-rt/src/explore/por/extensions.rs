@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::exec::{Action, OpKind, ThreadIdx};
+use crate::exec::{Action, ObjectKind, OpKind, ThreadIdx};
 
 use super::names::Name;
 use super::unfolding::EventId;
@@ -18,7 +18,7 @@ const MAX_READ_SUBSET: usize = 16;
 impl Por {
     /// Adds `ex(C)` for the configuration just explored, and for the actions
     /// threads were still waiting to perform (`pending`).
-    pub(super) fn add_extensions(&mut self, pending: &[Action]) {
+    pub(super) fn add_extensions(&mut self, pending: &[Action], kinds: &[ObjectKind]) {
         // The write chain of every object in C, and the reads of each write.
         let mut writes: HashMap<Name, Vec<Option<EventId>>> = HashMap::new();
         let mut reads: HashMap<(Name, Option<EventId>), Vec<EventId>> = HashMap::new();
@@ -51,7 +51,7 @@ impl Por {
         for action in pending {
             if let Some(x) = action.object {
                 let pred = self.last_of(action.thread);
-                let name = self.bind(x, action.thread, pred);
+                let name = self.bind(x, kinds[x.0 as usize], action.thread, pred);
                 self.place(&chains, action.thread, action.kind, name, pred);
             }
         }
@@ -78,15 +78,11 @@ impl Por {
             if w.is_some_and(|w| self.after_pred(w, t, pred)) {
                 break; // later writes have this one in their history too
             }
-            let enabled = match kind {
-                OpKind::Lock => !w.is_some_and(|w| self.u.get(w).held_after),
-                OpKind::Join => w.is_some(),
-                _ => true,
-            };
-            if !enabled {
-                continue;
-            }
+            let gate = self.u.gate_after(name, w);
             if !kind.writes() {
+                if !gate.enabled(kind, t, &[]) {
+                    continue;
+                }
                 self.u
                     .intern(t, kind, Some(name), pred, w.into_iter().collect());
                 continue;
@@ -125,6 +121,9 @@ impl Por {
                 set.extend(closure);
                 set.sort_unstable();
                 set.dedup();
+                if !gate.enabled(kind, t, &self.u.read_ops(&set)) {
+                    continue;
+                }
                 let preds = if set.is_empty() {
                     w.into_iter().collect()
                 } else {

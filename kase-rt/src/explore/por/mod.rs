@@ -12,7 +12,8 @@ use std::collections::{HashMap, HashSet};
 use std::panic::Location;
 
 use crate::exec::{
-    self, ChoicePoint, Execution, ObjectIdx, OpKind, Outcome, Scheduler, Stop, ThreadIdx,
+    self, ChoicePoint, Execution, ObjectIdx, ObjectKind, OpKind, Outcome, Scheduler, Stop,
+    ThreadIdx,
 };
 
 use self::names::Name;
@@ -127,7 +128,13 @@ impl Por {
     }
 
     /// The canonical name of runtime object `x`, first used by `t` after `pred`.
-    fn bind(&mut self, x: ObjectIdx, t: ThreadIdx, pred: Option<EventId>) -> Name {
+    fn bind(
+        &mut self,
+        x: ObjectIdx,
+        kind: ObjectKind,
+        t: ThreadIdx,
+        pred: Option<EventId>,
+    ) -> Name {
         let i = x.0 as usize;
         if self.objects.len() <= i {
             self.objects.resize_with(i + 1, || None);
@@ -139,6 +146,7 @@ impl Por {
             Some(n) => n,
             None => self.u.names.fresh(),
         };
+        self.u.set_kind(name, kind);
         self.objects[i] = Some(ObjState {
             name,
             frontier: Frontier::default(),
@@ -154,21 +162,21 @@ impl Por {
     }
 
     /// Adds the events the execution produced since the last call.
-    fn sync(&mut self, events: &[exec::Event]) {
+    fn sync(&mut self, events: &[exec::Event], kinds: impl Fn(ObjectIdx) -> ObjectKind) {
         while self.processed < events.len() {
             let ev = &events[self.processed];
             self.processed += 1;
-            self.process(ev);
+            self.process(ev, &kinds);
         }
     }
 
-    fn process(&mut self, ev: &exec::Event) {
+    fn process(&mut self, ev: &exec::Event, kinds: impl Fn(ObjectIdx) -> ObjectKind) {
         let t = ev.action.thread;
         let kind = ev.action.kind;
         let pred = self.last_of(t);
         let (name, preds) = match ev.action.object {
             Some(x) => {
-                let name = self.bind(x, t, pred);
+                let name = self.bind(x, kinds(x), t, pred);
                 let preds = self
                     .frontier_of(x)
                     .map(|f| f.preds(kind.writes()))
@@ -271,7 +279,7 @@ impl Por {
 impl Scheduler for Por {
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
         let exec = point.execution;
-        self.sync(exec.events());
+        self.sync(exec.events(), |x| exec.object_kind(x));
         if let Some(message) = self.diverged.take() {
             return Err(Stop::Diverged(message));
         }
@@ -336,14 +344,14 @@ impl Scheduler for Por {
 
 impl Explorer for Por {
     fn advance(&mut self, outcome: &Outcome) -> Result<bool, String> {
-        self.sync(&outcome.events);
+        self.sync(&outcome.events, |x| outcome.objects[x.0 as usize]);
         if let Some(message) = self.diverged.take() {
             return Err(message);
         }
         if outcome.redundant {
             self.redundant += 1;
         }
-        self.add_extensions(&outcome.pending);
+        self.add_extensions(&outcome.pending, &outcome.objects);
         self.peak_events = self.peak_events.max(self.u.len());
         while let Some(node) = self.nodes.last() {
             let event = node

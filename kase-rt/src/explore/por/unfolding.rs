@@ -4,7 +4,8 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use crate::exec::{OpKind, ThreadIdx};
+use crate::exec::gate::Gate;
+use crate::exec::{ObjectKind, OpKind, ThreadIdx};
 
 use super::names::{Name, Names};
 
@@ -57,8 +58,9 @@ pub(crate) struct Event {
     tmax: Vec<Option<EventId>>,
     /// For each object in the history, its frontier (sorted by name).
     frontiers: Vec<(Name, Frontier)>,
-    /// Mutex objects: whether the mutex is held after this event.
-    pub held_after: bool,
+    /// For a write: its object's gate after it (which operations it
+    /// enables). `Gate::Open` for reads and events without an object.
+    pub gate: Gate,
 }
 
 /// The events of `U` and the index that identifies them across executions.
@@ -74,6 +76,8 @@ pub(crate) struct Unfolding {
     /// share one of the two.
     by_thread: HashMap<ThreadIdx, Vec<EventId>>,
     by_name: HashMap<Name, Vec<EventId>>,
+    /// The kind of object each name denotes (for its initial gate).
+    kinds: HashMap<Name, ObjectKind>,
 }
 
 impl Unfolding {
@@ -117,6 +121,37 @@ impl Unfolding {
         if let Some(list) = self.by_name.remove(&moved) {
             self.by_name.entry(keep).or_default().extend(list);
         }
+        if let Some(kind) = self.kinds.remove(&moved) {
+            self.kinds.entry(keep).or_insert(kind);
+        }
+    }
+
+    /// Records what kind of object `name` denotes.
+    pub(crate) fn set_kind(&mut self, name: Name, kind: ObjectKind) {
+        let canonical = self.names.find(name);
+        self.kinds.entry(canonical).or_insert(kind);
+    }
+
+    /// The gate of `name`'s object after write `w` (`None`: as created).
+    pub(crate) fn gate_after(&self, name: Name, w: Option<EventId>) -> Gate {
+        match w {
+            Some(w) => self.get(w).gate.clone(),
+            None => self
+                .kinds
+                .get(&self.names.find(name))
+                .map_or(Gate::Open, |&k| Gate::initial(k)),
+        }
+    }
+
+    /// The threads and kinds of `reads`, as a gate counts them.
+    pub(crate) fn read_ops(&self, reads: &[EventId]) -> Vec<(ThreadIdx, OpKind)> {
+        reads
+            .iter()
+            .map(|&r| {
+                let ev = self.get(r);
+                (ev.thread, ev.kind)
+            })
+            .collect()
     }
 
     /// The events that could be in immediate conflict with `e`: those of its
@@ -172,7 +207,7 @@ impl Unfolding {
         tmax[thread.index()] = Some(id);
         let mut write = None;
         let mut write_depth = 0;
-        let mut held_after = false;
+        let mut gate = Gate::Open;
         if let Some(name) = name {
             let canonical = self.names.find(name);
             let slot = match frontiers
@@ -188,12 +223,13 @@ impl Unfolding {
             let f = &mut frontiers[slot].1;
             write = f.write;
             let base_depth = f.write.map_or(0, |w| self.get(w).write_depth);
-            let base_held = f.write.is_some_and(|w| self.get(w).held_after);
-            held_after = match kind {
-                OpKind::Unlock => false,
-                OpKind::Lock | OpKind::TryLock => true,
-                _ => base_held,
-            };
+            if kind.writes() {
+                let base = self.gate_after(canonical, f.write);
+                if base != Gate::Open {
+                    gate = base.after_write(kind, thread, &self.read_ops(&f.reads));
+                }
+            }
+            let f = &mut frontiers[slot].1;
             if kind.writes() {
                 write_depth = base_depth + 1;
                 *f = Frontier {
@@ -218,7 +254,7 @@ impl Unfolding {
             write_depth,
             tmax,
             frontiers,
-            held_after,
+            gate,
         };
         if id as usize == self.events.len() {
             self.events.push(Some(event));

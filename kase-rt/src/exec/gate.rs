@@ -1,0 +1,208 @@
+//! Which operations of a blocking object are enabled, as a pure function of
+//! the object's writes and the reads since the last one.
+//!
+//! The execution uses it to decide who may run; the partial-order explorer
+//! uses the *same* functions to decide whether an event it has never run
+//! (an alternative placed after some earlier write) could happen at all. One
+//! definition keeps the two in agreement by construction.
+
+use super::action::{OpKind, ThreadIdx};
+
+/// The enabling state of an object after a write. Reads never change it
+/// (`RwLock` readers are counted from the reads themselves, see
+/// [`Gate::enabled`]), so it is a function of the object's write chain.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Gate {
+    /// Every operation is always enabled (atomics).
+    #[default]
+    Open,
+    /// A mutex: `Lock` waits while it is held.
+    Mutex {
+        /// Whether some thread holds it.
+        held: bool,
+    },
+    /// A reader–writer lock.
+    RwLock {
+        /// Whether a writer holds it.
+        writer: bool,
+        /// Readers holding it as of the write (reads since add to this).
+        readers: u32,
+    },
+    /// A condition variable: who waits, and who has been notified.
+    Condvar {
+        /// Threads waiting and not yet notified, oldest first.
+        waiting: Vec<ThreadIdx>,
+        /// Threads notified and not yet woken.
+        notified: Vec<ThreadIdx>,
+    },
+    /// A model thread, as the target of `join`.
+    Thread {
+        /// Whether it has exited.
+        exited: bool,
+    },
+    /// A thread's park token (`park` / `unpark`).
+    Park {
+        /// Whether an `unpark` token is available.
+        token: bool,
+    },
+}
+
+/// Readers holding an `RwLock` after `reads` (the reads since the last
+/// write, which set `writer` and `base`): a `try_read` acquires unless a
+/// writer holds the lock.
+fn readers_after(writer: bool, base: u32, reads: &[(ThreadIdx, OpKind)]) -> u32 {
+    let acquired = reads
+        .iter()
+        .filter(|(_, k)| *k == OpKind::ReadLock || (*k == OpKind::TryReadLock && !writer))
+        .count() as u32;
+    let released = reads
+        .iter()
+        .filter(|(_, k)| *k == OpKind::ReadUnlock)
+        .count() as u32;
+    (base + acquired).saturating_sub(released)
+}
+
+impl Gate {
+    /// Whether `thread` may perform `kind` now, given the reads of the
+    /// object since its last write.
+    pub fn enabled(&self, kind: OpKind, thread: ThreadIdx, reads: &[(ThreadIdx, OpKind)]) -> bool {
+        match (self, kind) {
+            (Gate::Mutex { held }, OpKind::Lock) => !held,
+            (Gate::RwLock { writer, .. }, OpKind::ReadLock) => !writer,
+            (Gate::RwLock { writer, readers }, OpKind::Lock) => {
+                !writer && readers_after(*writer, *readers, reads) == 0
+            }
+            (Gate::Condvar { notified, .. }, OpKind::CondvarWake) => notified.contains(&thread),
+            (Gate::Thread { exited }, OpKind::Join) => *exited,
+            (Gate::Park { token }, OpKind::Park) => *token,
+            _ => true,
+        }
+    }
+
+    /// Whether a `TryLock` / `TryReadLock` by `thread` succeeds now.
+    pub fn try_succeeds(&self, kind: OpKind, reads: &[(ThreadIdx, OpKind)]) -> bool {
+        match (self, kind) {
+            (Gate::Mutex { held }, OpKind::TryLock) => !held,
+            (Gate::RwLock { writer, .. }, OpKind::TryReadLock) => !writer,
+            (Gate::RwLock { writer, readers }, OpKind::TryLock) => {
+                !writer && readers_after(*writer, *readers, reads) == 0
+            }
+            _ => true,
+        }
+    }
+
+    /// The state after `thread` performs the write `kind`, preceded by
+    /// `reads` since the last write.
+    pub fn after_write(
+        &self,
+        kind: OpKind,
+        thread: ThreadIdx,
+        reads: &[(ThreadIdx, OpKind)],
+    ) -> Gate {
+        let mut next = self.clone();
+        match &mut next {
+            Gate::Mutex { held } => match kind {
+                OpKind::Lock => *held = true,
+                OpKind::TryLock => *held = true, // it was free, or it stays held
+                OpKind::Unlock => *held = false,
+                _ => {}
+            },
+            Gate::RwLock { writer, readers } => {
+                let succeeds = self.try_succeeds(OpKind::TryLock, reads);
+                *readers = readers_after(*writer, *readers, reads);
+                match kind {
+                    OpKind::Lock => *writer = true,
+                    OpKind::TryLock if succeeds => *writer = true,
+                    OpKind::Unlock => *writer = false,
+                    OpKind::Downgrade => {
+                        *writer = false;
+                        *readers += 1;
+                    }
+                    _ => {}
+                }
+            }
+            Gate::Condvar { waiting, notified } => match kind {
+                OpKind::CondvarWait => waiting.push(thread),
+                OpKind::NotifyOne if !waiting.is_empty() => notified.push(waiting.remove(0)),
+                OpKind::NotifyAll => notified.append(waiting),
+                OpKind::CondvarWake | OpKind::CondvarWakeOrTimeout => {
+                    waiting.retain(|&t| t != thread);
+                    notified.retain(|&t| t != thread);
+                }
+                _ => {}
+            },
+            Gate::Thread { exited } => {
+                if kind == OpKind::Exit {
+                    *exited = true;
+                }
+            }
+            Gate::Park { token } => match kind {
+                OpKind::Unpark => *token = true,
+                OpKind::Park | OpKind::ParkTimeout => *token = false,
+                _ => {}
+            },
+            Gate::Open => {}
+        }
+        next
+    }
+
+    /// Whether the reads since the last write matter to this object's gate
+    /// (only an `RwLock` counts its readers), so callers keep them only then.
+    pub fn counts_reads(&self) -> bool {
+        matches!(self, Gate::RwLock { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: ThreadIdx = ThreadIdx(1);
+    const B: ThreadIdx = ThreadIdx(2);
+
+    #[test]
+    fn rwlock_writer_waits_for_readers_to_leave() {
+        let g = Gate::RwLock {
+            writer: false,
+            readers: 0,
+        };
+        let one_reader = [(A, OpKind::ReadLock)];
+        assert!(!g.enabled(OpKind::Lock, B, &one_reader));
+        let left = [(A, OpKind::ReadLock), (A, OpKind::ReadUnlock)];
+        assert!(g.enabled(OpKind::Lock, B, &left));
+        let held = g.after_write(OpKind::Lock, B, &left);
+        assert!(!held.enabled(OpKind::ReadLock, A, &[]));
+        assert!(!held.try_succeeds(OpKind::TryReadLock, &[]));
+        let freed = held.after_write(OpKind::Unlock, B, &[]);
+        assert!(freed.enabled(OpKind::ReadLock, A, &[]));
+    }
+
+    #[test]
+    fn condvar_wakes_only_the_notified_in_fifo_order() {
+        let g = Gate::Condvar {
+            waiting: vec![],
+            notified: vec![],
+        };
+        let g = g.after_write(OpKind::CondvarWait, A, &[]);
+        let g = g.after_write(OpKind::CondvarWait, B, &[]);
+        assert!(!g.enabled(OpKind::CondvarWake, A, &[]));
+        let g = g.after_write(OpKind::NotifyOne, B, &[]);
+        assert!(g.enabled(OpKind::CondvarWake, A, &[]));
+        assert!(!g.enabled(OpKind::CondvarWake, B, &[]));
+        let g = g.after_write(OpKind::CondvarWake, A, &[]);
+        let g = g.after_write(OpKind::NotifyAll, A, &[]);
+        assert!(g.enabled(OpKind::CondvarWake, B, &[]));
+    }
+
+    #[test]
+    fn park_consumes_the_token() {
+        let g = Gate::Park { token: false };
+        assert!(!g.enabled(OpKind::Park, A, &[]));
+        let g = g.after_write(OpKind::Unpark, B, &[]);
+        assert!(g.enabled(OpKind::Park, A, &[]));
+        assert_eq!(
+            g.after_write(OpKind::Park, A, &[]),
+            Gate::Park { token: false }
+        );
+    }
+}

@@ -1,0 +1,425 @@
+//! `RwLock` and its guards with std's signatures and poisoning.
+//!
+//! Outside a model: a `parking_lot` raw reader–writer lock plus a poison flag.
+//! Inside: taking and releasing a read lock are *reads* of the lock object,
+//! so readers commute (three readers are one trace); write locks are writes.
+
+use std::cell::UnsafeCell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
+use std::panic::Location;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
+
+use parking_lot::lock_api::{RawRwLock as _, RawRwLockDowngrade as _};
+
+use crate::exec::object::{ObjectDetail, ObjectHandle};
+use crate::exec::{self, ObjectIdx, OpKind};
+
+/// A reader–writer lock, a drop-in for [`std::sync::RwLock`].
+///
+/// ```
+/// use kase_rt::sync::RwLock;
+///
+/// let lock = RwLock::new(5);
+/// {
+///     let r1 = lock.read().unwrap();
+///     let r2 = lock.read().unwrap(); // many readers at once
+///     assert_eq!(*r1 + *r2, 10);
+/// }
+/// *lock.write().unwrap() += 1;
+/// assert_eq!(*lock.read().unwrap(), 6);
+/// ```
+pub struct RwLock<T: ?Sized> {
+    handle: ObjectHandle,
+    raw: parking_lot::RawRwLock,
+    poisoned: AtomicBool,
+    data: UnsafeCell<T>,
+}
+
+// SAFETY: as for std's RwLock: writers get `&mut T` exclusively (needs
+// `T: Send`), readers share `&T` across threads (needs `T: Sync`).
+unsafe impl<T: ?Sized + Send> Send for RwLock<T> {}
+// SAFETY: as above.
+unsafe impl<T: ?Sized + Send + Sync> Sync for RwLock<T> {}
+
+impl<T: ?Sized> std::panic::UnwindSafe for RwLock<T> {}
+impl<T: ?Sized> std::panic::RefUnwindSafe for RwLock<T> {}
+
+/// RAII guard of shared read access to an [`RwLock`].
+#[must_use = "if unused the RwLock will immediately unlock"]
+pub struct RwLockReadGuard<'a, T: ?Sized> {
+    lock: &'a RwLock<T>,
+    object: Option<ObjectIdx>,
+    _not_send: PhantomData<*const ()>,
+}
+
+/// RAII guard of exclusive write access to an [`RwLock`].
+#[must_use = "if unused the RwLock will immediately unlock"]
+pub struct RwLockWriteGuard<'a, T: ?Sized> {
+    lock: &'a RwLock<T>,
+    object: Option<ObjectIdx>,
+    /// Whether the thread was already panicking when it locked (std's rule:
+    /// only a panic that starts while the lock is held poisons it).
+    panicking: bool,
+    _not_send: PhantomData<*const ()>,
+}
+
+// SAFETY: as for std's guards: sharing a guard only shares `&T`.
+unsafe impl<T: ?Sized + Sync> Sync for RwLockReadGuard<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: ?Sized + Sync> Sync for RwLockWriteGuard<'_, T> {}
+
+impl<T> RwLock<T> {
+    /// Creates an unlocked `RwLock`.
+    pub const fn new(t: T) -> Self {
+        RwLock {
+            handle: ObjectHandle::new(),
+            raw: parking_lot::RawRwLock::INIT,
+            poisoned: AtomicBool::new(false),
+            data: UnsafeCell::new(t),
+        }
+    }
+
+    /// Consumes the lock, returning the data; `Err` if it is poisoned.
+    pub fn into_inner(self) -> LockResult<T>
+    where
+        T: Sized,
+    {
+        let poisoned = self.poison_state();
+        let data = self.data.into_inner();
+        if poisoned {
+            Err(PoisonError::new(data))
+        } else {
+            Ok(data)
+        }
+    }
+}
+
+impl<T: ?Sized> RwLock<T> {
+    fn model_object(&self) -> ObjectIdx {
+        exec::with(|e| {
+            e.object(
+                &self.handle,
+                || ObjectDetail::RwLock(Default::default()),
+                || {},
+            )
+        })
+    }
+
+    fn read_guard(&self, object: Option<ObjectIdx>) -> RwLockReadGuard<'_, T> {
+        RwLockReadGuard {
+            lock: self,
+            object,
+            _not_send: PhantomData,
+        }
+    }
+
+    fn write_guard(&self, object: Option<ObjectIdx>) -> RwLockWriteGuard<'_, T> {
+        RwLockWriteGuard {
+            lock: self,
+            object,
+            panicking: std::thread::panicking(),
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Locks with shared read access, blocking while a writer holds it.
+    /// `Err` (still holding the read lock) if the lock is poisoned.
+    #[track_caller]
+    pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
+        if !exec::in_model() {
+            self.raw.lock_shared();
+            return poison(self.read_guard(None), self.poisoned.load(Ordering::Relaxed));
+        }
+        let object = self.model_object();
+        let poisoned = exec::visible(
+            Some(object),
+            OpKind::ReadLock,
+            Location::caller(),
+            |e, _| (e.object_mut(object).mutex().poisoned, None),
+        );
+        poison(self.read_guard(Some(object)), poisoned)
+    }
+
+    /// Attempts to take a read lock without blocking.
+    #[track_caller]
+    pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
+        let (object, acquired) = if !exec::in_model() {
+            let ok = self.raw.try_lock_shared();
+            (None, ok.then(|| self.poisoned.load(Ordering::Relaxed)))
+        } else {
+            let object = self.model_object();
+            let acquired = exec::visible(
+                Some(object),
+                OpKind::TryReadLock,
+                Location::caller(),
+                |e, _| try_outcome(e, object, OpKind::TryReadLock),
+            );
+            (Some(object), acquired)
+        };
+        match acquired {
+            None => Err(TryLockError::WouldBlock),
+            Some(poisoned) => {
+                poison(self.read_guard(object), poisoned).map_err(TryLockError::Poisoned)
+            }
+        }
+    }
+
+    /// Locks with exclusive write access, blocking while anyone holds it.
+    /// `Err` (still holding the lock) if the lock is poisoned.
+    ///
+    /// Taking a write lock while the current thread holds the lock never
+    /// returns: in a model that is reported as a deadlock.
+    #[track_caller]
+    pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
+        if !exec::in_model() {
+            self.raw.lock_exclusive();
+            return poison(
+                self.write_guard(None),
+                self.poisoned.load(Ordering::Relaxed),
+            );
+        }
+        let object = self.model_object();
+        let poisoned = exec::visible(Some(object), OpKind::Lock, Location::caller(), |e, _| {
+            (e.object_mut(object).mutex().poisoned, None)
+        });
+        poison(self.write_guard(Some(object)), poisoned)
+    }
+
+    /// Attempts to take the write lock without blocking.
+    #[track_caller]
+    pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
+        let (object, acquired) = if !exec::in_model() {
+            let ok = self.raw.try_lock_exclusive();
+            (None, ok.then(|| self.poisoned.load(Ordering::Relaxed)))
+        } else {
+            let object = self.model_object();
+            let acquired =
+                exec::visible(Some(object), OpKind::TryLock, Location::caller(), |e, _| {
+                    try_outcome(e, object, OpKind::TryLock)
+                });
+            (Some(object), acquired)
+        };
+        match acquired {
+            None => Err(TryLockError::WouldBlock),
+            Some(poisoned) => {
+                poison(self.write_guard(object), poisoned).map_err(TryLockError::Poisoned)
+            }
+        }
+    }
+
+    /// Whether a writer panicked while holding the lock.
+    #[track_caller]
+    pub fn is_poisoned(&self) -> bool {
+        if !exec::in_model() {
+            return self.poisoned.load(Ordering::Relaxed);
+        }
+        let object = self.model_object();
+        exec::visible(
+            Some(object),
+            OpKind::IsPoisoned,
+            Location::caller(),
+            |e, _| {
+                let p = e.object_mut(object).mutex().poisoned;
+                (p, Some(u64::from(p)))
+            },
+        )
+    }
+
+    /// Clears the poisoned state.
+    #[track_caller]
+    pub fn clear_poison(&self) {
+        if !exec::in_model() {
+            return self.poisoned.store(false, Ordering::Relaxed);
+        }
+        let object = self.model_object();
+        exec::visible(
+            Some(object),
+            OpKind::ClearPoison,
+            Location::caller(),
+            |e, _| {
+                e.object_mut(object).mutex().poisoned = false;
+                ((), None)
+            },
+        )
+    }
+
+    /// Mutable access to the data; `&mut self` needs no locking. `Err` if
+    /// the lock is poisoned.
+    pub fn get_mut(&mut self) -> LockResult<&mut T> {
+        let poisoned = self.poison_state();
+        poison(self.data.get_mut(), poisoned)
+    }
+
+    /// Poison state without a scheduling point (exclusive access).
+    fn poison_state(&self) -> bool {
+        if exec::in_model() {
+            let object = self.model_object();
+            exec::with(|e| e.object_mut(object).mutex().poisoned)
+        } else {
+            self.poisoned.load(Ordering::Relaxed)
+        }
+    }
+}
+
+/// A try-operation's result inside the model: `Some(poisoned)` if acquired.
+fn try_outcome(
+    e: &mut exec::Execution,
+    object: ObjectIdx,
+    kind: OpKind,
+) -> (Option<bool>, Option<u64>) {
+    let state = e.object_mut(object);
+    let acquired = state.try_succeeds(kind).then_some(state.mutex().poisoned);
+    (acquired, Some(u64::from(acquired.is_some())))
+}
+
+fn poison<G>(guard: G, poisoned: bool) -> LockResult<G> {
+    if poisoned {
+        Err(PoisonError::new(guard))
+    } else {
+        Ok(guard)
+    }
+}
+
+impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
+    /// Turns the write lock into a read lock without letting a writer in.
+    #[track_caller]
+    pub fn downgrade(s: Self) -> RwLockReadGuard<'a, T> {
+        let s = std::mem::ManuallyDrop::new(s);
+        let (lock, object) = (s.lock, s.object);
+        let poison = !s.panicking && std::thread::panicking();
+        match object {
+            None => {
+                if poison {
+                    lock.poisoned.store(true, Ordering::Relaxed);
+                }
+                // SAFETY: the guard holds the real exclusive lock.
+                unsafe { lock.raw.downgrade() };
+            }
+            Some(object) => exec::visible(
+                Some(object),
+                OpKind::Downgrade,
+                Location::caller(),
+                |e, _| {
+                    e.object_mut(object).mutex().poisoned |= poison;
+                    ((), None)
+                },
+            ),
+        }
+        lock.read_guard(object)
+    }
+}
+
+impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
+    #[track_caller]
+    fn drop(&mut self) {
+        match self.object {
+            // SAFETY: this guard holds a real shared lock.
+            None => unsafe { self.lock.raw.unlock_shared() },
+            Some(object) => exec::visible(
+                Some(object),
+                OpKind::ReadUnlock,
+                Location::caller(),
+                |_, _| ((), None),
+            ),
+        }
+    }
+}
+
+impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
+    #[track_caller]
+    fn drop(&mut self) {
+        let poison = !self.panicking && std::thread::panicking();
+        match self.object {
+            None => {
+                if poison {
+                    self.lock.poisoned.store(true, Ordering::Relaxed);
+                }
+                // SAFETY: this guard holds the real exclusive lock.
+                unsafe { self.lock.raw.unlock_exclusive() };
+            }
+            Some(object) => {
+                exec::visible(Some(object), OpKind::Unlock, Location::caller(), |e, _| {
+                    e.object_mut(object).mutex().poisoned |= poison;
+                    ((), None)
+                })
+            }
+        }
+    }
+}
+
+impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // SAFETY: a read lock is held: no writer has `&mut T`.
+        unsafe { &*self.lock.data.get() }
+    }
+}
+
+impl<T: ?Sized> Deref for RwLockWriteGuard<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // SAFETY: the write lock is held: no one else accesses the data.
+        unsafe { &*self.lock.data.get() }
+    }
+}
+
+impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: the write lock is held: no one else accesses the data.
+        unsafe { &mut *self.lock.data.get() }
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLockReadGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized + fmt::Display> fmt::Display for RwLockReadGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLockWriteGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized + fmt::Display> fmt::Display for RwLockWriteGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("RwLock");
+        match self.try_read() {
+            Ok(guard) => d.field("data", &&*guard),
+            Err(TryLockError::Poisoned(err)) => d.field("data", &&**err.get_ref()),
+            Err(TryLockError::WouldBlock) => d.field("data", &format_args!("<locked>")),
+        };
+        d.field("poisoned", &self.is_poisoned());
+        d.finish_non_exhaustive()
+    }
+}
+
+impl<T: Default> Default for RwLock<T> {
+    fn default() -> Self {
+        RwLock::new(T::default())
+    }
+}
+
+impl<T> From<T> for RwLock<T> {
+    fn from(t: T) -> Self {
+        RwLock::new(t)
+    }
+}
