@@ -39,6 +39,11 @@
 
 #[cfg(feature = "model")]
 pub use kase_macros::{instrument, test};
+/// Declares thread-local values, per *model* thread in a model; see
+/// [`kase_rt::thread_local!`] (std's [`thread_local!`](std::thread_local)
+/// outside a model run).
+#[cfg(feature = "model")]
+pub use kase_rt::thread_local;
 #[cfg(feature = "model")]
 pub use kase_rt::{hint, sync, thread};
 #[cfg(feature = "model")]
@@ -64,6 +69,10 @@ pub mod thread {
 pub mod hint {
     pub use std::hint::*;
 }
+
+/// `std::thread_local!`, re-exported (the `model` feature is off).
+#[cfg(not(feature = "model"))]
+pub use std::thread_local;
 
 /// Support code for the expansion of `#[kase::test]`; not public API.
 #[cfg(feature = "model")]

@@ -61,7 +61,10 @@ pub mod thread {
     #[allow(deprecated)] // std still has it, so rewritten code may call it
     pub use crate::shim::park::park_timeout_ms;
     pub use crate::shim::park::{park, park_timeout};
+    pub use crate::shim::scope::{scope, Scope, ScopedJoinHandle};
     pub use crate::shim::thread::*;
+    pub use crate::shim::thread_builder::Builder;
+    pub use crate::shim::thread_local::{AccessError, LocalKey};
 }
 
 /// Drop-in replacements for `std::hint`.

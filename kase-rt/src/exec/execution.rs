@@ -472,6 +472,12 @@ fn thread_body<'a>(thread: ThreadIdx, body: Box<dyn FnOnce() + 'a>) -> Body<'a> 
         let erased: *const (dyn Suspend + 'static) =
             unsafe { std::mem::transmute(suspender as *const dyn Suspend) };
         super::with(|e| e.thread_mut(thread).suspender = Some(erased));
+        let body = move || {
+            // Its `thread_local!` values are destroyed when the closure
+            // returns (or unwinds), in this thread, before its exit event.
+            let _locals = super::local::DestroyOnExit(thread);
+            body()
+        };
         if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
             if super::with(|e| e.teardown) {
                 // The forced unwind of an unfinished thread: let it finish.
@@ -527,11 +533,13 @@ impl<'a> Continuations<'a, '_> {
 
 impl Drop for Continuations<'_, '_> {
     /// Ends the threads an early stop left unfinished, running their
-    /// destructors (so borrowed data and real locks are released).
+    /// destructors (so borrowed data and real locks are released). Children
+    /// go before their parents (a child's index is always higher): a scoped
+    /// thread may borrow from its spawner's stack.
     fn drop(&mut self) {
         let driver_panicking = std::thread::panicking();
         self.exec.borrow_mut().teardown = true;
-        for (t, cont) in self.threads.drain(..).enumerate() {
+        for (t, cont) in self.threads.drain(..).enumerate().rev() {
             let Some(cont) = cont else { continue };
             if driver_panicking {
                 cont.leak();

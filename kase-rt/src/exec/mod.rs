@@ -9,6 +9,7 @@ pub mod clock;
 pub(crate) mod continuation;
 pub(crate) mod execution;
 pub mod gate;
+pub(crate) mod local;
 pub mod object;
 pub mod panic;
 pub(crate) mod thread;

@@ -7,6 +7,7 @@ use std::panic::Location;
 use super::action::{Action, ObjectIdx, ThreadIdx};
 use super::clock::VectorClock;
 use super::continuation::Suspend;
+use super::local::Locals;
 
 /// Names threads by spawn path: the `k`-th child of a parent is the same
 /// logical thread in every execution, whatever ran in between.
@@ -66,6 +67,8 @@ pub(crate) struct ThreadState {
     pub suspender: Option<*const dyn Suspend>,
     /// Its park token object, created on first `park` / `unpark`.
     pub park: Option<ObjectIdx>,
+    /// Its `thread_local!` values.
+    pub locals: Locals,
 }
 
 impl ThreadState {
@@ -80,6 +83,7 @@ impl ThreadState {
             finished: false,
             suspender: None,
             park: None,
+            locals: Locals::default(),
         }
     }
 }

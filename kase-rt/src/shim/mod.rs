@@ -8,4 +8,7 @@ pub mod hint;
 pub mod mutex;
 pub mod park;
 pub mod rwlock;
+pub mod scope;
 pub mod thread;
+pub mod thread_builder;
+pub mod thread_local;

@@ -1,16 +1,18 @@
 //! `std::thread` shims: `spawn`, `JoinHandle`, `current`, `yield_now`,
-//! `Thread`, `ThreadId`.
+//! `sleep`, `Thread`, `ThreadId`.
 //!
 //! Outside a model these are std's threads. Inside, a spawned closure becomes
 //! a model thread; spawn, join and `is_finished` are visible operations.
+//! `Builder` is in `thread_builder.rs`, `scope` in `scope.rs`.
 
 use std::fmt;
 use std::panic::Location;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::exec::{self, OpKind, ThreadIdx};
 
-pub use std::thread::{panicking, Result};
+pub use std::thread::{available_parallelism, panicking, Result};
 
 /// Spawns a new thread, like [`std::thread::spawn`].
 ///
@@ -25,31 +27,67 @@ where
     T: Send + 'static,
 {
     if !exec::in_model() {
-        let inner = std::thread::spawn(f);
-        let thread = Thread(ThreadInner::Std(inner.thread().clone()));
-        return JoinHandle {
-            inner: HandleInner::Std(inner),
-            thread,
-        };
+        return JoinHandle::from_std(std::thread::spawn(f));
     }
-    let slot: Arc<parking_lot::Mutex<Option<T>>> = Arc::default();
+    // SAFETY: `f` and `T` are 'static.
+    let (child, slot) = unsafe { spawn_model(f, None, Location::caller()) };
+    JoinHandle::from_model(child, None, slot)
+}
+
+/// Where a model thread leaves its closure's value for `join`.
+pub(crate) type Slot<T> = Arc<parking_lot::Mutex<Option<T>>>;
+
+/// Spawns a model thread running `f`, named `name`; the spawn is a visible
+/// operation at `location`. Returns the thread and its result slot.
+///
+/// # Safety
+///
+/// `f` and `T` may borrow data living for `'a` only: the caller must make
+/// sure the thread finishes before `'a` ends (a scope joins it), or never
+/// starts and `f` is never dropped (pass a `ManuallyDrop`ped closure) — an
+/// execution that stops early drops the bodies of threads it did not start.
+pub(crate) unsafe fn spawn_model<'a, F, T>(
+    f: F,
+    name: Option<String>,
+    location: &'static Location<'static>,
+) -> (ThreadIdx, Slot<T>)
+where
+    F: FnOnce() -> T + Send + 'a,
+    T: Send + 'a,
+{
+    let slot: Slot<T> = Arc::default();
     let result = slot.clone();
-    let body = Box::new(move || *result.lock() = Some(f()));
-    let child = exec::visible(None, OpKind::Spawn, Location::caller(), |e, _| {
-        let child = e.spawn_child(body, None);
+    let body: Box<dyn FnOnce() + Send + 'a> = Box::new(move || *result.lock() = Some(f()));
+    // SAFETY: only the lifetime is erased; our caller guarantees that the
+    // body does not outlive what it borrows.
+    let body: Box<dyn FnOnce() + Send + 'static> = unsafe { std::mem::transmute(body) };
+    let child = exec::visible(None, OpKind::Spawn, location, |e, _| {
+        let child = e.spawn_child(body, name);
         (child, Some(u64::from(child.0)))
     });
-    let thread = Thread(ThreadInner::Model {
-        idx: child,
-        name: None,
-    });
-    JoinHandle {
-        inner: HandleInner::Model {
-            thread: child,
-            slot,
-        },
-        thread,
-    }
+    (child, slot)
+}
+
+/// Joins model thread `thread` (a visible operation at `location`, enabled
+/// once it exited) and takes its value out of `slot`.
+pub(crate) fn join_model<T>(
+    thread: ThreadIdx,
+    slot: &Slot<T>,
+    location: &'static Location<'static>,
+) -> Result<T> {
+    let object = exec::with(|e| e.thread_object(thread));
+    exec::visible(Some(object), OpKind::Join, location, |_, _| ((), None));
+    let value = slot.lock().take();
+    value.ok_or_else(|| Box::new("kase: joined thread produced no value") as _)
+}
+
+/// Whether model thread `thread` has exited (a visible operation).
+pub(crate) fn is_finished_model(thread: ThreadIdx, location: &'static Location<'static>) -> bool {
+    let object = exec::with(|e| e.thread_object(thread));
+    exec::visible(Some(object), OpKind::IsFinished, location, |e, _| {
+        let done = e.is_finished(thread);
+        (done, Some(u64::from(done)))
+    })
 }
 
 /// An owned permission to join a thread, like [`std::thread::JoinHandle`].
@@ -60,13 +98,27 @@ pub struct JoinHandle<T> {
 
 enum HandleInner<T> {
     Std(std::thread::JoinHandle<T>),
-    Model {
-        thread: ThreadIdx,
-        slot: Arc<parking_lot::Mutex<Option<T>>>,
-    },
+    Model { thread: ThreadIdx, slot: Slot<T> },
 }
 
 impl<T> JoinHandle<T> {
+    /// Wraps a real thread's handle.
+    pub(crate) fn from_std(inner: std::thread::JoinHandle<T>) -> Self {
+        let thread = Thread::from_std(inner.thread().clone());
+        JoinHandle {
+            inner: HandleInner::Std(inner),
+            thread,
+        }
+    }
+
+    /// The handle of model thread `thread`, whose value lands in `slot`.
+    pub(crate) fn from_model(thread: ThreadIdx, name: Option<Arc<str>>, slot: Slot<T>) -> Self {
+        JoinHandle {
+            inner: HandleInner::Model { thread, slot },
+            thread: Thread::from_model(thread, name),
+        }
+    }
+
     /// Waits for the thread to finish; `Err` with the panic payload if it
     /// panicked. (In a model, a panicking thread is a failure of the
     /// execution, reported before `join` could return.)
@@ -74,14 +126,7 @@ impl<T> JoinHandle<T> {
     pub fn join(self) -> Result<T> {
         match self.inner {
             HandleInner::Std(h) => h.join(),
-            HandleInner::Model { thread, slot } => {
-                let object = exec::with(|e| e.thread_object(thread));
-                exec::visible(Some(object), OpKind::Join, Location::caller(), |_, _| {
-                    ((), None)
-                });
-                let value = slot.lock().take();
-                value.ok_or_else(|| Box::new("kase: joined thread produced no value") as _)
-            }
+            HandleInner::Model { thread, slot } => join_model(thread, &slot, Location::caller()),
         }
     }
 
@@ -95,18 +140,7 @@ impl<T> JoinHandle<T> {
     pub fn is_finished(&self) -> bool {
         match &self.inner {
             HandleInner::Std(h) => h.is_finished(),
-            HandleInner::Model { thread, .. } => {
-                let (thread, object) = (*thread, exec::with(|e| e.thread_object(*thread)));
-                exec::visible(
-                    Some(object),
-                    OpKind::IsFinished,
-                    Location::caller(),
-                    |e, _| {
-                        let done = e.is_finished(thread);
-                        (done, Some(u64::from(done)))
-                    },
-                )
-            }
+            HandleInner::Model { thread, .. } => is_finished_model(*thread, Location::caller()),
         }
     }
 }
@@ -131,6 +165,16 @@ enum ThreadInner {
 }
 
 impl Thread {
+    /// The handle of a real thread.
+    pub(crate) fn from_std(thread: std::thread::Thread) -> Thread {
+        Thread(ThreadInner::Std(thread))
+    }
+
+    /// The handle of model thread `idx`.
+    pub(crate) fn from_model(idx: ThreadIdx, name: Option<Arc<str>>) -> Thread {
+        Thread(ThreadInner::Model { idx, name })
+    }
+
     /// The thread's unique identifier.
     pub fn id(&self) -> ThreadId {
         match &self.0 {
@@ -212,5 +256,38 @@ pub fn yield_now() {
         exec::visible(None, OpKind::Yield, Location::caller(), |_, _| ((), None));
     } else {
         std::thread::yield_now();
+    }
+}
+
+/// Puts the current thread to sleep for at least `dur`, like
+/// [`std::thread::sleep`].
+///
+/// In a model, time does not pass: `sleep` is a scheduling point exactly
+/// like [`yield_now`], where any other thread may run (as much as it likes)
+/// before this one goes on. So code that "waits long enough" for another
+/// thread with `sleep` instead of synchronising with it is caught.
+///
+/// ```
+/// use kase_rt::sync::atomic::{AtomicBool, Ordering::SeqCst};
+/// use kase_rt::sync::Arc;
+/// use kase_rt::thread;
+/// use std::time::Duration;
+///
+/// let report = kase_rt::Builder::new().explore(|| {
+///     let done = Arc::new(AtomicBool::new(false));
+///     let d = done.clone();
+///     let t = thread::spawn(move || d.store(true, SeqCst));
+///     thread::sleep(Duration::from_secs(1)); // "surely it has run by now"
+///     assert!(done.load(SeqCst), "not yet");
+///     t.join().unwrap();
+/// });
+/// assert!(report.failure().is_some());
+/// ```
+#[track_caller]
+pub fn sleep(dur: Duration) {
+    if exec::in_model() {
+        exec::visible(None, OpKind::Yield, Location::caller(), |_, _| ((), None));
+    } else {
+        std::thread::sleep(dur);
     }
 }

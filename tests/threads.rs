@@ -1,0 +1,452 @@
+//! `thread::scope`, `thread::Builder`, `thread::sleep` and `thread_local!`:
+//! checked by kase inside a model, and behaving like std outside one.
+
+use std::cell::{Cell, RefCell};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+use kase::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use kase::sync::{Arc, Mutex};
+use kase::{thread, Builder, FailureKind};
+
+// ---------------------------------------------------------------- scope
+
+#[test]
+fn scoped_threads_increment_borrowed_data() {
+    let report = Builder::new().explore(|| {
+        let hits = AtomicUsize::new(0);
+        let mut log = Vec::new();
+        thread::scope(|s| {
+            s.spawn(|| hits.fetch_add(1, SeqCst));
+            s.spawn(|| hits.fetch_add(1, SeqCst));
+            log.push("spawned"); // the spawner keeps using its own data
+        });
+        // Both threads were joined by the scope, whatever the interleaving.
+        assert_eq!(hits.load(SeqCst), 2);
+        assert_eq!(log, ["spawned"]);
+    });
+    assert!(report.failure().is_none(), "{report}");
+    assert!(report.complete());
+    // The two increments are dependent: both orders are explored.
+    assert_eq!(report.executions(), 2, "{report}");
+}
+
+#[test]
+fn scoped_lost_update_is_found() {
+    let report = Builder::new().explore(|| {
+        let n = AtomicUsize::new(0);
+        thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    let v = n.load(SeqCst);
+                    n.store(v + 1, SeqCst);
+                });
+            }
+        });
+        assert_eq!(n.load(SeqCst), 2, "lost update");
+    });
+    let failure = report.failure().expect("kase finds the lost update");
+    assert_eq!(failure.kind(), FailureKind::Panic);
+    assert!(
+        failure.message().unwrap().contains("lost update"),
+        "{failure}"
+    );
+}
+
+#[test]
+fn scoped_handles_join_values_and_report_finished() {
+    let report = Builder::new().explore(|| {
+        let data = [1, 2, 3];
+        let total = thread::scope(|s| {
+            let h = s.spawn(|| data.iter().sum::<i32>());
+            let first = s.spawn(|| data[0]);
+            // May or may not have finished yet: both are explored.
+            let _ = first.is_finished();
+            assert!(first.thread().name().is_none());
+            let total = h.join().unwrap();
+            assert_eq!(first.join().unwrap(), 1);
+            total
+        });
+        assert_eq!(total, 6);
+    });
+    assert!(report.failure().is_none(), "{report}");
+    assert!(report.executions() > 1, "is_finished is a choice: {report}");
+}
+
+#[test]
+fn scope_joins_threads_spawned_by_scoped_threads() {
+    let report = Builder::new().explore(|| {
+        let flags = [AtomicBool::new(false), AtomicBool::new(false)];
+        thread::scope(|s| {
+            s.spawn(|| {
+                flags[0].store(true, SeqCst);
+                // A scoped thread may spawn more threads into the scope.
+                s.spawn(|| flags[1].store(true, SeqCst));
+            });
+        });
+        assert!(flags.iter().all(|f| f.load(SeqCst)));
+    });
+    assert!(report.failure().is_none(), "{report}");
+}
+
+#[test]
+fn scoped_thread_panic_fails_the_execution_with_its_message() {
+    let report = Builder::new().explore(|| {
+        let x = AtomicUsize::new(0);
+        thread::scope(|s| {
+            s.spawn(|| {
+                if x.load(SeqCst) == 0 {
+                    panic!("boom in a scoped thread");
+                }
+            });
+            x.store(1, SeqCst);
+        });
+    });
+    let failure = report
+        .failure()
+        .expect("the panicking interleaving is found");
+    assert_eq!(failure.kind(), FailureKind::Panic);
+    assert_eq!(failure.message(), Some("boom in a scoped thread"));
+}
+
+#[test]
+fn panic_in_the_scope_closure_waits_for_the_threads_then_propagates() {
+    let report = Builder::new().explore(|| {
+        let done = AtomicBool::new(false);
+        let caught = catch_unwind(AssertUnwindSafe(|| {
+            thread::scope(|s| {
+                s.spawn(|| done.store(true, SeqCst));
+                panic!("closure panicked");
+            })
+        }));
+        // The scope joined its thread before resuming the panic.
+        assert!(done.load(SeqCst));
+        assert!(caught.is_err());
+    });
+    // The caught panic is no failure; the scope waited in every execution.
+    assert!(report.failure().is_none(), "{report}");
+}
+
+/// The children of an execution stopped early are unwound before their
+/// parents, so a scoped thread's destructors run while what it borrows from
+/// its spawner's stack is still there.
+#[test]
+fn early_stop_unwinds_scoped_threads_before_their_spawner() {
+    struct Log<'a>(&'a std::sync::Mutex<Vec<&'static str>>, &'static str);
+    impl Drop for Log<'_> {
+        fn drop(&mut self) {
+            self.0.lock().unwrap().push(self.1);
+        }
+    }
+    let order = std::sync::Mutex::new(Vec::new());
+    let report = Builder::new().max_executions(1).explore(|| {
+        order.lock().unwrap().clear();
+        let m = Mutex::new(0);
+        let _spawner = Log(&order, "spawner frame");
+        thread::scope(|s| {
+            s.spawn(|| {
+                let _child = Log(&order, "scoped thread frame");
+                let _g = m.lock().unwrap(); // suspended here, or later
+                thread::yield_now();
+            });
+            s.spawn(|| panic!("stop the execution"));
+        });
+    });
+    assert_eq!(report.failure().map(|f| f.kind()), Some(FailureKind::Panic));
+    let order = order.into_inner().unwrap();
+    assert_eq!(order, ["scoped thread frame", "spawner frame"]);
+}
+
+#[test]
+fn scope_outside_a_model_is_std() {
+    let mut counter = 0;
+    let hits = std::sync::atomic::AtomicUsize::new(0);
+    let got = thread::scope(|s| {
+        let h = s.spawn(|| {
+            hits.fetch_add(1, SeqCst);
+            7
+        });
+        s.spawn(|| hits.fetch_add(1, SeqCst));
+        counter += 1;
+        h.join().unwrap()
+    });
+    assert_eq!((got, counter, hits.load(SeqCst)), (7, 1, 2));
+
+    // A joined panicking thread: `join` is `Err`, the scope is fine.
+    let joined = thread::scope(|s| s.spawn(|| panic!("joined")).join().is_err());
+    assert!(joined);
+    // An un-joined one: the scope panics after joining everything.
+    let finished = AtomicBool::new(false);
+    let err = catch_unwind(AssertUnwindSafe(|| {
+        thread::scope(|s| {
+            s.spawn(|| panic!("not joined"));
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(20));
+                finished.store(true, SeqCst);
+            });
+        })
+    }))
+    .unwrap_err();
+    assert_eq!(
+        err.downcast_ref::<&str>(),
+        Some(&"a scoped thread panicked")
+    );
+    assert!(finished.load(SeqCst));
+
+    let handle_finished = thread::scope(|s| {
+        let h = s.spawn(|| ());
+        while !h.is_finished() {
+            std::thread::yield_now();
+        }
+        h.thread().id() != thread::current().id()
+    });
+    assert!(handle_finished);
+}
+
+// -------------------------------------------------------------- Builder
+
+#[test]
+fn builder_name_is_the_model_threads_name() {
+    let report = Builder::new().explore(|| {
+        let h = thread::Builder::new()
+            .name("worker".to_owned())
+            .stack_size(64 * 1024)
+            .spawn(|| thread::current().name().map(str::to_owned))
+            .unwrap();
+        assert_eq!(h.thread().name(), Some("worker"));
+        assert_eq!(h.join().unwrap().as_deref(), Some("worker"));
+        assert_eq!(thread::current().name(), Some("main"));
+        let mut seen = None;
+        thread::scope(|s| {
+            let h = thread::Builder::new()
+                .name("scoped worker".to_owned())
+                .spawn_scoped(s, || seen = thread::current().name().map(str::to_owned))
+                .unwrap();
+            assert_eq!(h.thread().name(), Some("scoped worker"));
+        });
+        assert_eq!(seen.as_deref(), Some("scoped worker"));
+    });
+    assert!(report.failure().is_none(), "{report}");
+}
+
+#[test]
+fn builder_name_shows_in_the_failure_report() {
+    let report = Builder::new().explore(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        let h = thread::Builder::new()
+            .name("flag-checker".to_owned())
+            .spawn(move || assert!(f.load(SeqCst), "flag not set yet"))
+            .unwrap();
+        flag.store(true, SeqCst);
+        h.join().unwrap();
+    });
+    let failure = report.failure().expect("the early check is found");
+    let text = failure.to_string();
+    assert!(text.contains("flag-checker"), "{text}");
+}
+
+#[test]
+#[should_panic(expected = "thread name may not contain interior null bytes")]
+fn builder_rejects_nul_in_names_in_a_model() {
+    kase::model(|| {
+        let _ = thread::Builder::new().name("a\0b".to_owned()).spawn(|| ());
+    });
+}
+
+#[test]
+fn builder_outside_a_model_is_std() {
+    let h = thread::Builder::new()
+        .name("real worker".to_owned())
+        .stack_size(256 * 1024)
+        .spawn(|| std::thread::current().name().map(str::to_owned))
+        .unwrap();
+    assert_eq!(h.thread().name(), Some("real worker"));
+    assert_eq!(h.join().unwrap().as_deref(), Some("real worker"));
+    let mut x = 0;
+    thread::scope(|s| {
+        let h = thread::Builder::new()
+            .name("real scoped".to_owned())
+            .spawn_scoped(s, || {
+                x += 1;
+                thread::current().name().map(str::to_owned)
+            })
+            .unwrap();
+        assert_eq!(h.join().unwrap().as_deref(), Some("real scoped"));
+    });
+    assert_eq!(x, 1);
+    assert!(thread::available_parallelism().unwrap().get() >= 1);
+}
+
+// ---------------------------------------------------------------- sleep
+
+#[test]
+fn sleep_does_not_order_threads_in_a_model() {
+    let report = Builder::new().explore(|| {
+        let done = Arc::new(AtomicBool::new(false));
+        let d = done.clone();
+        let t = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(10));
+            d.store(true, SeqCst);
+        });
+        // "A second is surely enough": time does not pass in a model.
+        thread::sleep(Duration::from_secs(1));
+        assert!(done.load(SeqCst), "slept, but the thread has not run");
+        t.join().unwrap();
+    });
+    let failure = report.failure().expect("sleeping does not synchronise");
+    assert_eq!(failure.message(), Some("slept, but the thread has not run"));
+}
+
+#[test]
+fn sleep_is_a_scheduling_point() {
+    // Between the two stores of the spawned thread, nothing but the sleep;
+    // `Exhaustive` explores every interleaving of scheduling points, so a
+    // load can land between them only if the sleep is one.
+    let report = Builder::new()
+        .strategy(kase::Strategy::Exhaustive)
+        .explore(|| {
+            let x = Arc::new(AtomicUsize::new(0));
+            let x2 = x.clone();
+            let t = thread::spawn(move || {
+                x2.store(1, SeqCst);
+                thread::sleep(Duration::from_millis(1));
+                x2.store(2, SeqCst);
+            });
+            let seen = x.load(SeqCst);
+            t.join().unwrap();
+            assert_ne!(seen, 1, "saw the value between the sleep's two sides");
+        });
+    let failure = report.failure().expect("another thread runs during sleep");
+    assert!(failure.message().unwrap().contains("between"), "{failure}");
+}
+
+#[test]
+fn sleep_outside_a_model_sleeps() {
+    let start = Instant::now();
+    thread::sleep(Duration::from_millis(15));
+    assert!(start.elapsed() >= Duration::from_millis(15));
+}
+
+// -------------------------------------------------------- thread_local!
+
+#[test]
+fn thread_local_is_per_model_thread_and_lazy() {
+    static INITS: AtomicUsize = AtomicUsize::new(0);
+    kase::thread_local! {
+        static ID: Cell<u32> = {
+            INITS.fetch_add(1, SeqCst);
+            Cell::new(0)
+        };
+    }
+    let report = Builder::new().explore(|| {
+        ID.set(1); // initialises without running the initialiser
+        let t = thread::spawn(|| {
+            let first = ID.get(); // initialised here, for this thread only
+            ID.set(2);
+            (first, ID.get())
+        });
+        let u = thread::spawn(|| ID.replace(3));
+        assert_eq!(t.join().unwrap(), (0, 2));
+        assert_eq!(u.join().unwrap(), 0);
+        assert_eq!(ID.get(), 1);
+        // Two lazy initialisations in this execution (the statics restart).
+        assert_eq!(INITS.load(SeqCst), 2);
+    });
+    assert!(report.failure().is_none(), "{report}");
+}
+
+#[test]
+fn thread_local_destructor_runs_at_thread_exit_and_is_seen_by_join() {
+    static DROPPED: AtomicUsize = AtomicUsize::new(0);
+    struct Noisy(usize);
+    impl Drop for Noisy {
+        fn drop(&mut self) {
+            // A visible operation in the destructor, in the exiting thread.
+            DROPPED.fetch_add(self.0, SeqCst);
+        }
+    }
+    kase::thread_local!(static NOISY: RefCell<Noisy> = RefCell::new(Noisy(1)));
+    let report = Builder::new().explore(|| {
+        let t = thread::spawn(|| NOISY.with_borrow_mut(|n| n.0 = 10));
+        let u = thread::spawn(|| NOISY.with_borrow(|n| n.0));
+        let early = DROPPED.load(SeqCst); // 0, 1, 10 or 11: all explored
+        assert!([0, 1, 10, 11].contains(&early));
+        assert_eq!(u.join().unwrap(), 1);
+        t.join().unwrap();
+        // Both destructors ran before their thread's exit, so join sees them.
+        assert_eq!(DROPPED.load(SeqCst), 11);
+        NOISY.with(|_| ()); // main's own value: dropped when main exits
+        assert_eq!(DROPPED.load(SeqCst), 11);
+    });
+    assert!(report.failure().is_none(), "{report}");
+    assert!(report.executions() >= 4, "{report}");
+}
+
+#[test]
+fn thread_local_destructor_may_fail_the_execution() {
+    struct Checks;
+    impl Drop for Checks {
+        fn drop(&mut self) {
+            panic!("thread-local destructor panicked");
+        }
+    }
+    kase::thread_local!(static CHECKS: Checks = const { Checks });
+    let report = Builder::new().explore(|| {
+        thread::spawn(|| CHECKS.with(|_| ())).join().unwrap();
+    });
+    let failure = report
+        .failure()
+        .expect("the destructor's panic is a failure");
+    assert_eq!(failure.message(), Some("thread-local destructor panicked"));
+}
+
+#[test]
+fn thread_local_in_its_own_destructor_is_an_access_error() {
+    static OUTCOME: AtomicUsize = AtomicUsize::new(0);
+    struct Reentrant;
+    impl Drop for Reentrant {
+        fn drop(&mut self) {
+            let v = if SELF.try_with(|_| ()).is_err() { 1 } else { 2 };
+            OUTCOME.store(v, SeqCst);
+        }
+    }
+    kase::thread_local!(static SELF: Reentrant = const { Reentrant });
+    let report = Builder::new().explore(|| {
+        thread::spawn(|| SELF.with(|_| ())).join().unwrap();
+        assert_eq!(OUTCOME.load(SeqCst), 1);
+    });
+    assert!(report.failure().is_none(), "{report}");
+}
+
+#[test]
+fn thread_local_outside_a_model_is_std() {
+    kase::thread_local! {
+        static COUNT: Cell<u32> = const { Cell::new(0) };
+        static NAMES: RefCell<Vec<u32>> = RefCell::new(Vec::new());
+    }
+    static DROPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    struct D;
+    impl Drop for D {
+        fn drop(&mut self) {
+            DROPS.fetch_add(1, SeqCst);
+        }
+    }
+    kase::thread_local!(static DROPPER: D = D);
+    COUNT.set(5);
+    NAMES.with_borrow_mut(|n| n.push(1));
+    let other = std::thread::spawn(|| {
+        DROPPER.with(|_| ());
+        (COUNT.replace(9), NAMES.take())
+    })
+    .join()
+    .unwrap();
+    assert_eq!(other, (0, vec![]));
+    assert_eq!(DROPS.load(SeqCst), 1, "std runs the destructor at exit");
+    assert_eq!(COUNT.get(), 5);
+    assert_eq!(NAMES.with_borrow(Vec::clone), [1]);
+    assert_eq!(COUNT.take(), 5);
+    NAMES.set(vec![2]);
+    assert_eq!(NAMES.replace(vec![]), [2]);
+    assert_eq!(COUNT.try_with(Cell::get), Ok(0));
+}
