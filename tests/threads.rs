@@ -450,3 +450,29 @@ fn thread_local_outside_a_model_is_std() {
     assert_eq!(NAMES.replace(vec![]), [2]);
     assert_eq!(COUNT.try_with(Cell::get), Ok(0));
 }
+
+/// `#[kase::test]` rewrites std's `thread_local!` onto kase's: each model
+/// thread has its own value (with std's, all model threads would share the
+/// one OS thread's value and the assertion below would fail).
+#[kase::test]
+fn attribute_rewrites_thread_local() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    thread_local!(static MINE: Cell<usize> = const { Cell::new(0) });
+    let sum = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (1..=2)
+        .map(|i| {
+            let sum = sum.clone();
+            std::thread::spawn(move || {
+                MINE.set(MINE.get() + i);
+                sum.fetch_add(MINE.get(), Ordering::SeqCst);
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(sum.load(Ordering::SeqCst), 3);
+    assert_eq!(MINE.get(), 0);
+}

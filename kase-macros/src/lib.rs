@@ -64,7 +64,9 @@ use rewrite::Rewriter;
 /// `use`). The module-level import still counts as used. Names shadowed
 /// today: `Arc`, `Weak`, `Mutex`, `MutexGuard`, `atomic`, the atomic types,
 /// `fence`, `thread`, `spin_loop`. `Ordering` and the lock result types are
-/// std's own in kase too. `thread_local!` is not rewritten yet.
+/// std's own in kase too. `thread_local!` and `std::thread_local!` become
+/// `kase::thread_local!`: each model thread gets its own value, dropped when
+/// the thread's closure returns.
 ///
 /// # Arguments
 ///

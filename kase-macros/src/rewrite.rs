@@ -9,6 +9,10 @@
 //! and the tokens of macro invocations (parsed as comma-separated expressions
 //! or as statements when possible, otherwise rewritten token-wise).
 //!
+//! Macro paths are rewritten too: `std::thread_local!` by the rules, and a
+//! bare `thread_local!` (std's, from the prelude) becomes
+//! `::kase::thread_local!`, whose values are per model thread.
+//!
 //! Paths are rewritten whether or not the shim exists yet (`std::sync::RwLock`
 //! becomes `::kase::sync::RwLock`), so that a body never silently runs an
 //! uninstrumented primitive: a missing shim is a compile error, not a gap in
@@ -31,7 +35,19 @@ const RULES: &[(&[&str], &[&str])] = &[
     (&["core", "hint", "spin_loop"], &["hint", "spin_loop"]),
     (&["std", "cell", "UnsafeCell"], &["cell", "UnsafeCell"]),
     (&["core", "cell", "UnsafeCell"], &["cell", "UnsafeCell"]),
+    (&["std", "thread_local"], &["thread_local"]),
 ];
+
+/// Macros of std's prelude that kase replaces: a bare `name!(...)` becomes
+/// `<crate>::<suffix>!(...)`.
+const PRELUDE_MACROS: &[(&str, &[&str])] = &[("thread_local", &["thread_local"])];
+
+/// The kase suffix for a bare prelude macro name.
+fn prelude_macro(name: &Ident) -> Option<&'static [&'static str]> {
+    PRELUDE_MACROS
+        .iter()
+        .find_map(|(n, suffix)| (name == n).then_some(*suffix))
+}
 
 /// The rule matching the first segments of a path, as
 /// `(number of segments it replaces, kase suffix)`.
@@ -82,6 +98,21 @@ impl Rewriter {
         let gained = new.segments.len() as isize - old_len as isize;
         *path = new;
         gained
+    }
+
+    /// Rewrites a macro invocation's path: a bare prelude macro that kase
+    /// replaces (`thread_local!`), or a std path (`std::thread_local!`).
+    fn rewrite_macro_path(&self, path: &mut syn::Path) {
+        if path.leading_colon.is_none() && path.segments.len() == 1 {
+            let segment = &path.segments[0];
+            if let Some(suffix) = prelude_macro(&segment.ident) {
+                if segment.arguments.is_none() {
+                    *path = self.replacement(suffix, segment.ident.span());
+                    return;
+                }
+            }
+        }
+        self.rewrite_path(path);
     }
 
     /// Rewrites one `use` declaration into one or more; `None` if nothing in
@@ -170,6 +201,21 @@ impl Rewriter {
             } else {
                 i >= 2 && is_path_sep(&trees, i - 2)
             };
+            // A bare prelude macro invocation: `thread_local !`.
+            if !leading && !preceded {
+                if let (TokenTree::Ident(name), Some(TokenTree::Punct(bang))) =
+                    (&trees[i], trees.get(i + 1))
+                {
+                    // `!` alone: not the `!=` of `thread_local != x`.
+                    let is_bang = bang.as_char() == '!' && bang.spacing() == Spacing::Alone;
+                    if let Some(suffix) = prelude_macro(name).filter(|_| is_bang) {
+                        let p = self.replacement(suffix, name.span());
+                        out.extend(p.into_token_stream());
+                        i += 1;
+                        continue;
+                    }
+                }
+            }
             if !preceded {
                 if let Some((consumed, suffix)) = match_rule_tokens(&trees, start) {
                     let span = trees[start].span();
@@ -352,7 +398,8 @@ impl VisitMut for Rewriter {
     }
 
     fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
-        self.visit_path_mut(&mut mac.path);
+        self.rewrite_macro_path(&mut mac.path);
+        visit_mut::visit_path_mut(self, &mut mac.path);
         mac.tokens = self.rewrite_macro_tokens(&mac.tokens);
     }
 
