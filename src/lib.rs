@@ -45,7 +45,7 @@ pub use kase_macros::{instrument, test};
 #[cfg(feature = "model")]
 pub use kase_rt::thread_local;
 #[cfg(feature = "model")]
-pub use kase_rt::{hint, sync, thread};
+pub use kase_rt::{cell, hint, sync, thread};
 #[cfg(feature = "model")]
 pub use kase_rt::{
     model, Alternatives, Builder, Failure, FailureKind, Report, Schedule, ScheduleParseError,
@@ -62,6 +62,13 @@ pub mod sync {
 #[cfg(not(feature = "model"))]
 pub mod thread {
     pub use std::thread::*;
+}
+
+/// `std::cell`, re-exported (the `model` feature is off): tracked
+/// `with` / `with_mut` are not available on std's `UnsafeCell`.
+#[cfg(not(feature = "model"))]
+pub mod cell {
+    pub use std::cell::*;
 }
 
 /// `std::hint`, re-exported (the `model` feature is off).

@@ -56,6 +56,11 @@ pub mod sync {
     }
 }
 
+/// Drop-in replacement for `std::cell::UnsafeCell`, with tracked accesses.
+pub mod cell {
+    pub use crate::shim::cell::UnsafeCell;
+}
+
 /// Drop-in replacements for `std::thread`.
 pub mod thread {
     #[allow(deprecated)] // std still has it, so rewritten code may call it

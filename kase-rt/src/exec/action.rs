@@ -51,6 +51,8 @@ pub enum ObjectKind {
     Condvar,
     /// A thread's park token.
     Park,
+    /// A tracked `UnsafeCell`.
+    Cell,
 }
 
 /// The kind of a visible operation.

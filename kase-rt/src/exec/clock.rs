@@ -21,6 +21,11 @@ impl VectorClock {
         self.0[i] = value;
     }
 
+    /// The component of `thread`.
+    pub fn get(&self, thread: ThreadIdx) -> u32 {
+        self.0.get(thread.index()).copied().unwrap_or(0)
+    }
+
     /// Pointwise maximum with `other`.
     pub fn join(&mut self, other: &VectorClock) {
         if self.0.len() < other.0.len() {

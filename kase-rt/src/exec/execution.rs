@@ -9,6 +9,7 @@ use std::panic::Location;
 use super::action::{Action, ObjectIdx, ObjectKind, OpKind, ThreadIdx};
 use super::clock::VectorClock;
 use super::continuation::{Body, Continuation, CoroutineThread, Resumed, StackPool, Suspend};
+use super::hb::{CellAccess, ThreadHb};
 use super::object::{ObjectDetail, ObjectHandle, ObjectState};
 use super::panic::{self, PanicInfo};
 use super::thread::{Pending, ThreadInterner, ThreadState};
@@ -49,6 +50,14 @@ pub enum Fault {
         /// The bound that was hit.
         steps: u64,
     },
+    /// Two accesses to a tracked cell, at least one a write, not ordered by
+    /// happens-before.
+    DataRace {
+        /// The access made first in this execution.
+        earlier: CellAccess,
+        /// The access that raced with it.
+        later: CellAccess,
+    },
     /// The run did not follow the schedule it was told to follow.
     Divergence {
         /// What differed.
@@ -62,6 +71,11 @@ impl std::fmt::Debug for Fault {
             Fault::Panic { thread, info, .. } => write!(f, "Panic({thread}: {})", info.message),
             Fault::Deadlock { blocked } => write!(f, "Deadlock({} blocked)", blocked.len()),
             Fault::Livelock { steps } => write!(f, "Livelock({steps})"),
+            Fault::DataRace { earlier, later } => write!(
+                f,
+                "DataRace({} at {}, {} at {})",
+                earlier.thread, earlier.location, later.thread, later.location
+            ),
             Fault::Divergence { message } => write!(f, "Divergence({message})"),
         }
     }
@@ -131,6 +145,8 @@ pub struct Execution {
     teardown: bool,
     max_steps: u64,
     spurious_wakeups: bool,
+    /// The clock of every SeqCst fence so far.
+    sc_fences: VectorClock,
     /// Visible operations performed by unwinding threads (no choice point).
     unwinding_steps: u64,
 }
@@ -141,6 +157,7 @@ impl Execution {
             stamp,
             max_steps: limits.max_steps,
             spurious_wakeups: limits.spurious_wakeups,
+            sc_fences: VectorClock::new(),
             unwinding_steps: 0,
             threads: Vec::new(),
             objects: Vec::new(),
@@ -152,11 +169,9 @@ impl Execution {
             teardown: false,
         };
         let object = exec.add_object(ObjectDetail::Thread);
-        exec.add_thread(ThreadState::new(
-            ThreadIdx::MAIN,
-            object,
-            VectorClock::new(),
-        ));
+        let mut main = ThreadState::new(ThreadIdx::MAIN, object, VectorClock::new());
+        main.hb = ThreadHb::new(ThreadIdx::MAIN, &VectorClock::new());
+        exec.add_thread(main);
         exec
     }
 
@@ -372,12 +387,99 @@ impl Execution {
         let at = self.events.len() - 1;
         // The effect sees the gate before the operation (a try-lock asks
         // whether it succeeds); then the gate moves past it.
+        let acquires = action
+            .object
+            .is_some_and(|o| self.objects[o.0 as usize].acquires(action.kind, t));
         let (result, value) = effect(self, &action);
         if let Some(object) = action.object {
+            self.synchronise(t, object, action.kind, acquires);
             self.objects[object.0 as usize].pass_gate(action.kind, t);
         }
+        self.thread_mut(t).hb.tick(t);
         self.events[at].value = value;
         result
+    }
+
+    /// Happens-before of a lock, join or park operation (atomics do theirs
+    /// in their effect, see [`Execution::atomic_hb`]). `acquires`: the
+    /// operation takes what the object's last release published.
+    fn synchronise(&mut self, t: ThreadIdx, object: ObjectIdx, kind: OpKind, acquires: bool) {
+        let obj = &mut self.objects[object.0 as usize];
+        let hb = &mut self.threads[t.index()]
+            .as_mut()
+            .expect("kase internal error: unknown thread")
+            .hb;
+        if acquires {
+            hb.acquire(&obj.sync);
+            if kind == OpKind::Lock || kind == OpKind::TryLock {
+                // A writer comes after every reader that left (RwLock).
+                hb.acquire(&std::mem::take(&mut obj.read_release));
+            }
+        }
+        match kind {
+            OpKind::Unlock | OpKind::Downgrade | OpKind::Exit => obj.sync = hb.clock.clone(),
+            OpKind::ReadUnlock => obj.read_release.join(&hb.clock),
+            OpKind::Unpark => obj.sync.join(&hb.clock),
+            _ => {}
+        }
+    }
+
+    /// Happens-before of an atomic access with `order` (the ordering of the
+    /// outcome that happened, for a compare-exchange) to `object`.
+    pub(crate) fn atomic_hb(
+        &mut self,
+        object: ObjectIdx,
+        kind: OpKind,
+        order: std::sync::atomic::Ordering,
+    ) {
+        let t = self.current;
+        let sync = &mut self.objects[object.0 as usize].sync;
+        self.threads[t.index()]
+            .as_mut()
+            .expect("kase internal error: unknown thread")
+            .hb
+            .atomic(kind, order, sync);
+    }
+
+    /// Happens-before of a fence.
+    pub(crate) fn fence_hb(&mut self, order: std::sync::atomic::Ordering) {
+        let t = self.current;
+        let hb = &mut self.threads[t.index()]
+            .as_mut()
+            .expect("kase internal error: unknown thread")
+            .hb;
+        hb.fence(order, &mut self.sc_fences);
+    }
+
+    /// An access to a tracked cell by the current thread; a data race with
+    /// an earlier access ends the execution with a failure.
+    pub(crate) fn cell_access(
+        &mut self,
+        object: ObjectIdx,
+        write: bool,
+        location: &'static Location<'static>,
+    ) {
+        if self.teardown {
+            return;
+        }
+        let t = self.current;
+        let clock = &self.threads[t.index()]
+            .as_ref()
+            .expect("kase internal error: unknown thread")
+            .hb
+            .clock;
+        let ObjectDetail::Cell(cell) = &mut self.objects[object.0 as usize].detail else {
+            panic!("kase internal error: object {object:?} used as a cell");
+        };
+        let here = CellAccess::new(t, write, location);
+        if let Some(earlier) = cell.access(t, clock, write, location) {
+            if self.fault.is_none() {
+                self.fault = Some(Fault::DataRace {
+                    earlier,
+                    later: here,
+                });
+            }
+        }
     }
 
     /// Creates a thread spawned by the current one (called from the spawn
@@ -400,7 +502,9 @@ impl Execution {
             .last()
             .map(|e| e.clock.clone())
             .unwrap_or_default();
-        self.add_thread(ThreadState::new(child, object, clock));
+        let mut state = ThreadState::new(child, object, clock);
+        state.hb = ThreadHb::new(child, &self.thread(parent).hb.clock);
+        self.add_thread(state);
         self.unstarted.push_back((child, body));
         child
     }

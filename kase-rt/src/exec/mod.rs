@@ -9,6 +9,7 @@ pub mod clock;
 pub(crate) mod continuation;
 pub(crate) mod execution;
 pub mod gate;
+pub mod hb;
 pub(crate) mod local;
 pub mod object;
 pub mod panic;
@@ -20,6 +21,7 @@ use std::panic::Location;
 pub use action::{Action, ObjectIdx, ObjectKind, OpKind, ThreadIdx};
 pub(crate) use execution::{run, ChoicePoint, Limits, Outcome, Scheduler, Stop};
 pub use execution::{Event, Execution, Fault};
+pub use hb::CellAccess;
 
 scoped_tls::scoped_thread_local!(static EXECUTION: RefCell<Execution>);
 

@@ -14,6 +14,7 @@ use parking_lot::Mutex;
 use super::action::{ObjectIdx, ObjectKind, OpKind, ThreadIdx};
 use super::clock::VectorClock;
 use super::gate::Gate;
+use super::hb::CellState;
 
 /// Embedded in every shim object; `const`-constructible.
 #[derive(Debug)]
@@ -106,6 +107,8 @@ pub(crate) enum ObjectDetail {
     Thread,
     /// The park token of a model thread.
     Park,
+    /// A tracked `UnsafeCell` (never the object of a visible operation).
+    Cell(CellState),
 }
 
 impl Gate {
@@ -124,6 +127,7 @@ impl Gate {
             },
             ObjectKind::Thread => Gate::Thread { exited: false },
             ObjectKind::Park => Gate::Park { token: false },
+            ObjectKind::Cell => Gate::Open,
         }
     }
 }
@@ -141,6 +145,10 @@ pub(crate) struct ObjectState {
     pub gate: Gate,
     /// The reads since the last write, kept only if the gate counts them.
     pub gate_reads: Vec<(ThreadIdx, OpKind)>,
+    /// Happens-before: what its last release (sequence) published.
+    pub sync: VectorClock,
+    /// Happens-before: what `RwLock` readers published on leaving.
+    pub read_release: VectorClock,
 }
 
 impl ObjectState {
@@ -151,6 +159,8 @@ impl ObjectState {
             reads: VectorClock::new(),
             gate: Gate::Open,
             gate_reads: Vec::new(),
+            sync: VectorClock::new(),
+            read_release: VectorClock::new(),
         };
         state.gate = Gate::initial(state.kind());
         state
@@ -164,6 +174,7 @@ impl ObjectState {
             ObjectDetail::Condvar => ObjectKind::Condvar,
             ObjectDetail::Thread => ObjectKind::Thread,
             ObjectDetail::Park => ObjectKind::Park,
+            ObjectDetail::Cell(_) => ObjectKind::Cell,
         }
     }
 
@@ -183,6 +194,17 @@ impl ObjectState {
     /// Whether a try-operation `kind` succeeds now.
     pub(crate) fn try_succeeds(&self, kind: OpKind) -> bool {
         self.gate.try_succeeds(kind, &self.gate_reads)
+    }
+
+    /// Whether `kind` by `thread` acquires what the object published: a
+    /// lock taken, a join, a park that consumes a token.
+    pub(crate) fn acquires(&self, kind: OpKind, thread: ThreadIdx) -> bool {
+        match kind {
+            OpKind::Lock | OpKind::ReadLock | OpKind::Join | OpKind::Park => true,
+            OpKind::TryLock | OpKind::TryReadLock => self.try_succeeds(kind),
+            OpKind::ParkTimeout => self.enabled(OpKind::Park, thread),
+            _ => false,
+        }
     }
 
     /// Whether a condvar notification chose `thread` and it has not woken.

@@ -7,6 +7,7 @@ use std::panic::Location;
 use super::action::{Action, ObjectIdx, ThreadIdx};
 use super::clock::VectorClock;
 use super::continuation::Suspend;
+use super::hb::ThreadHb;
 use super::local::Locals;
 
 /// Names threads by spawn path: the `k`-th child of a parent is the same
@@ -67,6 +68,8 @@ pub(crate) struct ThreadState {
     pub suspender: Option<*const dyn Suspend>,
     /// Its park token object, created on first `park` / `unpark`.
     pub park: Option<ObjectIdx>,
+    /// Its happens-before clocks.
+    pub hb: ThreadHb,
     /// Its `thread_local!` values.
     pub locals: Locals,
 }
@@ -83,6 +86,7 @@ impl ThreadState {
             finished: false,
             suspender: None,
             park: None,
+            hb: ThreadHb::default(),
             locals: Locals::default(),
         }
     }

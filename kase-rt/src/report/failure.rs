@@ -22,6 +22,9 @@ pub enum FailureKind {
     /// randomness, `HashMap` order, uninstrumented synchronisation), or a
     /// replayed schedule no longer fits the code.
     Nondeterminism,
+    /// Two accesses to a tracked `UnsafeCell`, at least one a write, were
+    /// not ordered by happens-before.
+    DataRace,
 }
 
 impl fmt::Display for FailureKind {
@@ -31,6 +34,7 @@ impl fmt::Display for FailureKind {
             FailureKind::Deadlock => "deadlock",
             FailureKind::Livelock => "livelock",
             FailureKind::Nondeterminism => "nondeterminism",
+            FailureKind::DataRace => "data race",
         })
     }
 }
@@ -79,6 +83,7 @@ impl Names<'_> {
                 Some(ObjectKind::RwLock) => format!("rwlock#{}", o.0),
                 Some(ObjectKind::Condvar) => format!("condvar#{}", o.0),
                 Some(ObjectKind::Park) => format!("park#{}", o.0),
+                Some(ObjectKind::Cell) => format!("cell#{}", o.0),
                 Some(ObjectKind::Thread) | None => format!("object#{}", o.0),
             },
         }
@@ -157,6 +162,24 @@ impl Failure {
                 None,
                 None,
             ),
+            Fault::DataRace { earlier, later } => {
+                let access = |a: &crate::exec::CellAccess| {
+                    let op = if a.write { "writes" } else { "reads" };
+                    format!("{} {op} the cell at {}", names.thread(a.thread), location(a.location))
+                };
+                (
+                    FailureKind::DataRace,
+                    "data race: two accesses to one cell, at least one a write, not ordered by happens-before:"
+                        .into(),
+                    vec![
+                        access(&earlier),
+                        access(&later),
+                        "order them with a lock, a Release store read by an Acquire load, or a join".into(),
+                    ],
+                    None,
+                    None,
+                )
+            }
             Fault::Divergence { message } => (
                 FailureKind::Nondeterminism,
                 "the model did not follow the schedule it was given:".into(),

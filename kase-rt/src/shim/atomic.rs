@@ -27,17 +27,32 @@ fn access<R>(
     kind: OpKind,
     op: impl FnOnce() -> R,
     shown: impl FnOnce(&R) -> u64,
+    sync: impl FnOnce(&R) -> (OpKind, Ordering),
 ) -> R {
     if !exec::in_model() {
         return op();
     }
     let location = Location::caller();
     let object = exec::with(|e| e.object(handle, || ObjectDetail::Atomic, reset));
-    exec::visible(Some(object), kind, location, |_, _| {
+    exec::visible(Some(object), kind, location, |e, _| {
         let result = op();
         let value = shown(&result);
+        let (as_kind, order) = sync(&result);
+        e.atomic_hb(object, as_kind, order);
         (result, Some(value))
     })
+}
+
+/// Happens-before of a compare-exchange: a read-modify-write with `success`
+/// if it stored, a load with `failure` if not.
+fn cas_sync<T>(
+    success: Ordering,
+    failure: Ordering,
+) -> impl FnOnce(&Result<T, T>) -> (OpKind, Ordering) {
+    move |r| match r {
+        Ok(_) => (OpKind::Rmw, success),
+        Err(_) => (OpKind::Load, failure),
+    }
 }
 
 /// Registers the location without a visible operation, for methods that take
@@ -54,7 +69,10 @@ fn touch(handle: &ObjectHandle, reset: impl FnOnce()) {
 pub fn fence(order: Ordering) {
     std::sync::atomic::fence(order);
     if exec::in_model() {
-        exec::visible(None, OpKind::Fence, Location::caller(), |_, _| ((), None));
+        exec::visible(None, OpKind::Fence, Location::caller(), |e, _| {
+            e.fence_hb(order);
+            ((), None)
+        });
     }
 }
 
@@ -68,8 +86,23 @@ macro_rules! atomic_common {
 
             #[track_caller]
             #[inline]
-            fn access<R>(&self, kind: OpKind, op: impl FnOnce() -> R, shown: impl FnOnce(&R) -> u64) -> R {
-                access(&self.handle, self.reset(), kind, op, shown)
+            fn access<R>(&self, kind: OpKind, order: Ordering, op: impl FnOnce() -> R, shown: impl FnOnce(&R) -> u64) -> R {
+                access(&self.handle, self.reset(), kind, op, shown, |_| (kind, order))
+            }
+
+            #[track_caller]
+            #[inline]
+            fn access_cas(&self, success: Ordering, failure: Ordering, op: impl FnOnce() -> Result<$int, $int>) -> Result<$int, $int> {
+                access(
+                    &self.handle,
+                    self.reset(),
+                    OpKind::CompareExchange,
+                    op,
+                    |r| match r {
+                        Ok(v) | Err(v) => $show(*v),
+                    },
+                    cas_sync(success, failure),
+                )
             }
 
             /// Mutable access to the value; no synchronisation needed.
@@ -97,7 +130,7 @@ macro_rules! atomic_common {
             /// If `order` is `Release` or `AcqRel`, as std does.
             #[track_caller]
             pub fn load(&self, order: Ordering) -> $int {
-                self.access(OpKind::Load, || self.inner.load(order), |v| $show(*v))
+                self.access(OpKind::Load, order, || self.inner.load(order), |v| $show(*v))
             }
 
             /// Stores a value.
@@ -107,39 +140,27 @@ macro_rules! atomic_common {
             /// If `order` is `Acquire` or `AcqRel`, as std does.
             #[track_caller]
             pub fn store(&self, val: $int, order: Ordering) {
-                self.access(OpKind::Store, || self.inner.store(val, order), |_| $show(val))
+                self.access(OpKind::Store, order, || self.inner.store(val, order), |_| $show(val))
             }
 
             /// Stores a value, returning the previous one.
             #[track_caller]
             pub fn swap(&self, val: $int, order: Ordering) -> $int {
-                self.access(OpKind::Rmw, || self.inner.swap(val, order), |v| $show(*v))
+                self.access(OpKind::Rmw, order, || self.inner.swap(val, order), |v| $show(*v))
             }
 
             /// Stores `new` if the value is `current`; returns the previous
             /// value, `Ok` if it was `current`.
             #[track_caller]
             pub fn compare_exchange(&self, current: $int, new: $int, success: Ordering, failure: Ordering) -> Result<$int, $int> {
-                self.access(
-                    OpKind::CompareExchange,
-                    || self.inner.compare_exchange(current, new, success, failure),
-                    |r| match r {
-                        Ok(v) | Err(v) => $show(*v),
-                    },
-                )
+                self.access_cas(success, failure, || self.inner.compare_exchange(current, new, success, failure))
             }
 
             /// Like [`compare_exchange`](Self::compare_exchange); std allows it
             /// to fail spuriously, kase's model never does.
             #[track_caller]
             pub fn compare_exchange_weak(&self, current: $int, new: $int, success: Ordering, failure: Ordering) -> Result<$int, $int> {
-                self.access(
-                    OpKind::CompareExchange,
-                    || self.inner.compare_exchange_weak(current, new, success, failure),
-                    |r| match r {
-                        Ok(v) | Err(v) => $show(*v),
-                    },
-                )
+                self.access_cas(success, failure, || self.inner.compare_exchange_weak(current, new, success, failure))
             }
 
             /// Fetches the value and applies `f` to it, retrying with
@@ -192,7 +213,7 @@ macro_rules! fetch_ops {
                 #[doc = " Returns the previous value."]
                 #[track_caller]
                 pub fn $op(&self, val: $int, order: Ordering) -> $int {
-                    self.access(OpKind::Rmw, || self.inner.$op(val, order), |v| $show(*v))
+                    self.access(OpKind::Rmw, order, || self.inner.$op(val, order), |v| $show(*v))
                 }
             )*
         }
@@ -289,6 +310,7 @@ impl AtomicBool {
     pub fn fetch_not(&self, order: Ordering) -> bool {
         self.access(
             OpKind::Rmw,
+            order,
             || self.inner.fetch_xor(true, order),
             |v| u64::from(*v),
         )
@@ -370,6 +392,7 @@ impl<T> AtomicPtr<T> {
     fn rmw_ptr(&self, order: Ordering, f: impl Fn(*mut T) -> *mut T) -> *mut T {
         self.access(
             OpKind::Rmw,
+            order,
             || match self
                 .inner
                 .fetch_update(order, load_part(order), |p| Some(f(p)))

@@ -3,6 +3,7 @@
 //! operation is a visible event handed to `crate::exec`.
 
 pub mod atomic;
+pub mod cell;
 pub mod condvar;
 pub mod hint;
 pub mod mutex;
