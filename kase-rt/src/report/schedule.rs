@@ -1,11 +1,18 @@
 //! Schedules: the thread chosen at each real choice point of an execution,
 //! as a short versioned string that replays it.
+//!
+//! Format (version 1): `kase1:` followed by the chosen threads' numbers
+//! separated by `.` (`main` is 0, the others are numbered in the order the
+//! execution spawns them), e.g. `kase1:1.0.0`. Only real choice points are
+//! recorded: a step where a single thread could run is not, and neither are
+//! the operations of a thread that unwinds from a panic (it never switches).
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::exec::ThreadIdx;
 
+const VERSION: &str = "kase1";
 const PREFIX: &str = "kase1:";
 
 /// The thread choices of one execution, in order. Points where only one
@@ -14,7 +21,9 @@ const PREFIX: &str = "kase1:";
 /// ```
 /// let s: kase_rt::Schedule = "kase1:0.1.1.0".parse().unwrap();
 /// assert_eq!(s.to_string(), "kase1:0.1.1.0");
-/// assert!("kase1:0.x".parse::<kase_rt::Schedule>().is_err());
+/// assert_eq!(s.len(), 4);
+/// let e = "kase1:0.x".parse::<kase_rt::Schedule>().unwrap_err();
+/// assert_eq!(e.column(), Some(9));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Schedule {
@@ -56,13 +65,41 @@ impl fmt::Display for Schedule {
     }
 }
 
-/// Why a string is not a schedule.
+/// Why a string is not a schedule: what is wrong, where, and what was
+/// expected there. `Display` shows the input with a caret under the problem.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScheduleParseError(String);
+pub struct ScheduleParseError {
+    input: String,
+    /// 1-based character column of the problem, if it is at one place.
+    column: Option<usize>,
+    message: String,
+}
+
+impl ScheduleParseError {
+    fn new(input: &str, column: Option<usize>, message: String) -> Self {
+        ScheduleParseError {
+            input: input.to_owned(),
+            column,
+            message,
+        }
+    }
+
+    /// The 1-based character column of the problem in the (trimmed) input,
+    /// if it is at one place.
+    pub fn column(&self) -> Option<usize> {
+        self.column
+    }
+}
 
 impl fmt::Display for ScheduleParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)?;
+        if let Some(column) = self.column {
+            if self.input.chars().count() <= 200 {
+                write!(f, "\n    {}\n    {:>column$}", self.input, "^")?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -73,26 +110,143 @@ impl FromStr for Schedule {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
-        let Some(body) = s.strip_prefix(PREFIX) else {
-            return Err(ScheduleParseError(format!(
-                "not a kase schedule: {s:?} does not start with {PREFIX:?} (copy the whole `kase1:…` string from the failure report)"
-            )));
-        };
-        if body.is_empty() {
-            return Ok(Schedule::default());
+        let example = "e.g. `kase1:1.0.0`";
+        if s.is_empty() {
+            return Err(ScheduleParseError::new(
+                s,
+                None,
+                format!(
+                    "the schedule is empty: expected `{PREFIX}` followed by thread numbers separated by \
+                     `.`, {example} (copy it from the failure report)"
+                ),
+            ));
         }
-        let choices = body
-            .split('.')
-            .enumerate()
-            .map(|(i, part)| {
-                part.parse::<u32>().map_err(|_| {
-                    ScheduleParseError(format!(
-                        "bad schedule: choice {} is {part:?}, expected a thread number",
-                        i + 1
+        let Some(body) = s.strip_prefix(PREFIX) else {
+            if let Some((version, _)) = s.split_once(':') {
+                if version.starts_with("kase") && version != VERSION {
+                    return Err(ScheduleParseError::new(
+                        s,
+                        Some(1),
+                        format!(
+                            "unsupported schedule version `{version}`: this version of kase reads \
+                             `{VERSION}` schedules"
+                        ),
+                    ));
+                }
+            }
+            return Err(ScheduleParseError::new(
+                s,
+                Some(1),
+                format!(
+                    "not a kase schedule: {s:?} does not start with {PREFIX:?}; expected \
+                     `{PREFIX}` followed by thread numbers separated by `.`, {example} (copy the whole \
+                     `kase1:…` string from the failure report)"
+                ),
+            ));
+        };
+        let mut choices = Vec::new();
+        if body.is_empty() {
+            return Ok(Schedule { choices });
+        }
+        // Columns are 1-based character positions in `s`.
+        let mut column = PREFIX.chars().count() + 1;
+        let parts: Vec<&str> = body.split('.').collect();
+        for (i, part) in parts.iter().enumerate() {
+            let nth = i + 1;
+            if part.is_empty() {
+                let message = if i + 1 == parts.len() {
+                    format!(
+                        "the schedule ends with `.` at column {}: expected a thread number after it \
+                         (was the schedule cut off when it was copied?)",
+                        column - 1
+                    )
+                } else {
+                    format!(
+                        "choice {nth} is empty at column {column}: expected a thread number \
+                         between the dots"
+                    )
+                };
+                return Err(ScheduleParseError::new(s, Some(column), message));
+            }
+            if let Some((offset, c)) = part.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+                let at = column + part[..offset].chars().count();
+                return Err(ScheduleParseError::new(
+                    s,
+                    Some(at),
+                    format!(
+                        "unexpected {c:?} at column {at} (in choice {nth}): expected a thread number \
+                         (digits) or `.`"
+                    ),
+                ));
+            }
+            match part.parse::<u32>() {
+                Ok(t) => choices.push(t),
+                Err(_) => {
+                    return Err(ScheduleParseError::new(
+                        s,
+                        Some(column),
+                        format!(
+                        "choice {nth} at column {column} is {part}, too large for a thread number"
+                    ),
                     ))
-                })
-            })
-            .collect::<Result<_, _>>()?;
+                }
+            }
+            column += part.chars().count() + 1;
+        }
         Ok(Schedule { choices })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(s: &str) -> ScheduleParseError {
+        s.parse::<Schedule>().unwrap_err()
+    }
+
+    #[test]
+    fn round_trips() {
+        for s in ["kase1:", "kase1:0", "kase1:1.0.0", "kase1:12.3.0.4"] {
+            assert_eq!(s.parse::<Schedule>().unwrap().to_string(), s);
+        }
+        assert_eq!(
+            " kase1:1.0 \n".parse::<Schedule>().unwrap().to_string(),
+            "kase1:1.0"
+        );
+    }
+
+    #[test]
+    fn errors_say_where_and_what_was_expected() {
+        let e = err("kase1:0.x");
+        assert_eq!(e.column(), Some(9));
+        assert!(e.to_string().contains("unexpected 'x' at column 9"), "{e}");
+        assert!(e.to_string().contains("expected a thread number"), "{e}");
+        assert!(
+            e.to_string().ends_with("\n    kase1:0.x\n            ^"),
+            "{e}"
+        );
+
+        let e = err("kase1:1.0.");
+        assert_eq!(e.column(), Some(11));
+        assert!(e.to_string().contains("cut off"), "{e}");
+
+        let e = err("kase1:1..0");
+        assert_eq!(e.column(), Some(9));
+        assert!(e.to_string().contains("choice 2 is empty"), "{e}");
+
+        let e = err("kase1:1.99999999999");
+        assert_eq!(e.column(), Some(9));
+        assert!(e.to_string().contains("too large"), "{e}");
+
+        let e = err("kase1:1 .0");
+        assert_eq!(e.column(), Some(8));
+
+        assert!(err("kase2:1.0").to_string().contains("version `kase2`"));
+        assert!(err("0.1.2")
+            .to_string()
+            .contains("does not start with \"kase1:\""));
+        assert!(err("").to_string().contains("the schedule is empty"));
+        assert!(err("   ").to_string().contains("the schedule is empty"));
     }
 }
