@@ -1,8 +1,11 @@
 //! The entry points: [`Builder`] and [`model`].
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::explore::{self, Alternatives, Config, Strategy};
+use crate::report::persist::{parse_persist, Persist, TestId};
+use crate::report::progress::parse_progress;
 use crate::report::{Report, Schedule};
 
 /// Configures and runs an exploration.
@@ -34,6 +37,9 @@ pub struct Builder {
 pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
 /// Default stack size of a model thread: 2 MiB, like std's spawned threads.
 pub const DEFAULT_STACK_SIZE: usize = 2 << 20;
+/// Default number of executions the search for a simpler failing
+/// interleaving may run after a failure (see [`Builder::minimize`]).
+pub const DEFAULT_MINIMIZE: u64 = 1_000;
 
 impl Default for Builder {
     fn default() -> Self {
@@ -43,9 +49,10 @@ impl Default for Builder {
 
 impl Builder {
     /// Defaults, then `KASE_MAX_EXECUTIONS`, `KASE_MAX_DURATION`,
-    /// `KASE_MAX_STEPS`, `KASE_STACK_SIZE`, `KASE_STRATEGY`, `KASE_ALTERNATIVES`
-    /// and `KASE_REPLAY`
-    /// from the environment.
+    /// `KASE_MAX_STEPS`, `KASE_STACK_SIZE`, `KASE_STRATEGY`,
+    /// `KASE_ALTERNATIVES`, `KASE_PERSIST`, `KASE_REGRESSIONS_DIR`,
+    /// `KASE_MINIMIZE`, `KASE_PROGRESS` and `KASE_REPLAY` from the
+    /// environment.
     ///
     /// # Panics
     ///
@@ -61,6 +68,12 @@ impl Builder {
             spurious_wakeups: false,
             stack_size: DEFAULT_STACK_SIZE,
             replay: None,
+            test: None,
+            crate_dir: None,
+            regressions_dir: None,
+            persist: Persist::default(),
+            minimize: DEFAULT_MINIMIZE,
+            progress: None,
         };
         if let Some(n) = env(
             "KASE_MAX_EXECUTIONS",
@@ -95,6 +108,26 @@ impl Builder {
             parse_alternatives,
         ) {
             config.alternatives = a;
+        }
+        if let Some(p) = env("KASE_PERSIST", "`file`, `print` or `off`", parse_persist) {
+            config.persist = p;
+        }
+        if let Some(dir) = std::env::var_os("KASE_REGRESSIONS_DIR").filter(|d| !d.is_empty()) {
+            config.regressions_dir = Some(PathBuf::from(dir));
+        }
+        if let Some(n) = env(
+            "KASE_MINIMIZE",
+            "a number of executions, e.g. 1000, or `off`",
+            parse_minimize,
+        ) {
+            config.minimize = n;
+        }
+        if let Some(p) = env(
+            "KASE_PROGRESS",
+            "`1` (always) or `0` (never)",
+            parse_progress,
+        ) {
+            config.progress = Some(p);
         }
         if let Ok(value) = std::env::var("KASE_REPLAY") {
             match value.parse::<Schedule>() {
@@ -164,6 +197,88 @@ impl Builder {
             Ok(s) => self.config.replay = Some(s),
             Err(e) => panic!("kase: Builder::replay: {e}"),
         }
+        self
+    }
+
+    /// Names the model, e.g. `my_crate::queue::tests::push_pop` (what
+    /// `#[kase::test]` sets from the module path and the function name).
+    /// This turns regression files on (see [`persist`](Self::persist)): a
+    /// failure is appended to `<dir>/<module>.txt`, where the module is the
+    /// part of the name before the last `::` (with `.` for `::`), and the
+    /// schedules saved there under the last part of the name are replayed
+    /// before exploring. The directory is [`regressions_dir`](Self::regressions_dir),
+    /// else `KASE_REGRESSIONS_DIR`, else `kase-regressions` in the crate
+    /// (`CARGO_MANIFEST_DIR`) or the current directory.
+    ///
+    /// ```
+    /// use kase_rt::{Builder, Persist};
+    /// let report = Builder::new()
+    ///     .name("my_crate::tests::nothing")
+    ///     .persist(Persist::Off)
+    ///     .explore(|| {});
+    /// assert!(report.failure().is_none());
+    /// ```
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        let package = self.config.test.take().and_then(|t| t.package);
+        let mut test = TestId::from_full_name(&name.into());
+        test.package = package;
+        self.config.test = Some(test);
+        self
+    }
+
+    /// What to do with the regression file of a named model (default
+    /// [`Persist::File`], or `KASE_PERSIST`): replay its saved schedules
+    /// first and append new failures, only print the line to add, or
+    /// neither. Without a [`name`](Self::name) there is no regression file.
+    pub fn persist(mut self, persist: Persist) -> Self {
+        self.config.persist = persist;
+        self
+    }
+
+    /// The directory of regression files (overrides `KASE_REGRESSIONS_DIR`
+    /// and the default `<crate>/kase-regressions`).
+    pub fn regressions_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.config.regressions_dir = Some(dir.into());
+        self
+    }
+
+    /// After a failure, run at most `executions` more executions looking for
+    /// an interleaving with the same failure and fewer preemptions, and
+    /// report the simplest one found (default [`DEFAULT_MINIMIZE`], or
+    /// `KASE_MINIMIZE`; 0 or `off` turns the search off). The search also
+    /// stops after 2 seconds (or `max_duration`, if shorter), and runs at
+    /// most 100 more executions than the exploration needed to find the
+    /// failure, so that a failure found at once costs little more.
+    pub fn minimize(mut self, executions: u64) -> Self {
+        self.config.minimize = executions;
+        self
+    }
+
+    /// Progress lines on stderr: `true` prints one every few seconds from the
+    /// start and a summary at the end, `false` never (default: only once an
+    /// exploration has run for 5 seconds; or `KASE_PROGRESS=1` / `0`).
+    pub fn progress(mut self, on: bool) -> Self {
+        self.config.progress = Some(on);
+        self
+    }
+
+    /// Used by `#[kase::test]`: the test's module path (`module_path!()`),
+    /// function name, crate directory (`CARGO_MANIFEST_DIR` of the crate
+    /// under test, the default home of its regression files) and package.
+    #[doc(hidden)]
+    pub fn __kase_test(
+        mut self,
+        module_path: &str,
+        function: &str,
+        crate_dir: Option<&str>,
+        package: Option<&str>,
+    ) -> Self {
+        self.config.test = Some(TestId {
+            module: module_path.to_owned(),
+            name: function.to_owned(),
+            package: package.map(str::to_owned),
+        });
+        self.config.crate_dir = crate_dir.map(PathBuf::from);
         self
     }
 
@@ -240,6 +355,13 @@ pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
         _ => return None,
     };
     Duration::try_from_secs_f64(seconds).ok()
+}
+
+fn parse_minimize(s: &str) -> Option<u64> {
+    if s.eq_ignore_ascii_case("off") {
+        return Some(0);
+    }
+    s.parse().ok()
 }
 
 fn parse_alternatives(s: &str) -> Option<Alternatives> {

@@ -39,9 +39,9 @@ mod explore;
 mod report;
 mod shim;
 
-pub use builder::{model, Builder, DEFAULT_MAX_STEPS, DEFAULT_STACK_SIZE};
+pub use builder::{model, Builder, DEFAULT_MAX_STEPS, DEFAULT_MINIMIZE, DEFAULT_STACK_SIZE};
 pub use explore::{Alternatives, Strategy};
-pub use report::{Failure, FailureKind, Report, Schedule, ScheduleParseError};
+pub use report::{Failure, FailureKind, Persist, Report, Schedule, ScheduleParseError};
 
 /// Drop-in replacements for `std::sync`.
 pub mod sync {

@@ -3,20 +3,25 @@
 //! failure is found, or a budget runs out.
 
 mod exhaustive;
+mod minimize;
 mod por;
 mod replay;
+mod session;
 mod trace;
 
 pub use por::Alternatives;
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::exec::continuation::StackPool;
 use crate::exec::object::LiveStamps;
 use crate::exec::thread::ThreadInterner;
 use crate::exec::{self, Limits, Outcome, Scheduler};
-use crate::report::{Failure, Names, Report, Schedule};
+use crate::report::persist::{Persist, TestId};
+use crate::report::progress::{Counts, Progress};
+use crate::report::{Failure, FailureKind, Names, Renumbering, Report, Schedule};
 
 /// Which exploration algorithm to use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,6 +47,18 @@ pub(crate) struct Config {
     pub spurious_wakeups: bool,
     pub stack_size: usize,
     pub replay: Option<Schedule>,
+    /// The test being explored, if known: enables regression files.
+    pub test: Option<TestId>,
+    /// The directory of the crate the test is in (from `#[kase::test]`).
+    pub crate_dir: Option<PathBuf>,
+    /// Where regression files go (`KASE_REGRESSIONS_DIR`,
+    /// `Builder::regressions_dir`); overrides `crate_dir`.
+    pub regressions_dir: Option<PathBuf>,
+    pub persist: Persist,
+    /// Executions the search for a simpler failure may run (0: none).
+    pub minimize: u64,
+    /// Progress lines: always, never, or (`None`) after a few seconds.
+    pub progress: Option<bool>,
 }
 
 /// A scheduler that also decides, after each execution, whether (and how)
@@ -71,26 +88,114 @@ impl Drop for Session {
     }
 }
 
-/// Explores `model` under `config`.
+/// Runs executions of one model one after another: the exploration, the
+/// replays of saved schedules, and the search for a simpler failure share it.
+pub(crate) struct Runner<'m> {
+    model: &'m (dyn Fn() + Sync),
+    session: Session,
+    pool: StackPool,
+    /// Thread numbering of the current exploration; taken by each execution
+    /// and given back by [`Runner::reclaim`], so a replay that does not give
+    /// it back leaves a fresh one for the next execution.
+    interner: ThreadInterner,
+    limits: Limits,
+    runs: u64,
+}
+
+impl<'m> Runner<'m> {
+    pub(crate) fn new(config: &Config, model: &'m (dyn Fn() + Sync)) -> Self {
+        assert!(
+            !exec::in_model(),
+            "kase: a model cannot be explored from inside another model (nested `explore`/`check`/`model`)"
+        );
+        Runner {
+            model,
+            session: Session(LiveStamps::open_session()),
+            pool: StackPool::new(config.stack_size),
+            interner: ThreadInterner::new(),
+            limits: Limits {
+                max_steps: config.max_steps,
+                spurious_wakeups: config.spurious_wakeups,
+            },
+            runs: 0,
+        }
+    }
+
+    /// Runs one execution, asking `scheduler` at every choice point.
+    pub(crate) fn execute(&mut self, scheduler: &mut dyn Scheduler) -> Outcome {
+        self.runs += 1;
+        let stamp = LiveStamps::stamp(self.session.0, self.runs);
+        let interner = std::mem::replace(&mut self.interner, ThreadInterner::new());
+        exec::run(
+            self.model,
+            scheduler,
+            &mut self.pool,
+            interner,
+            stamp,
+            &self.limits,
+        )
+    }
+
+    /// Keeps the thread numbering of `outcome` for the next execution of the
+    /// same exploration.
+    pub(crate) fn reclaim(&mut self, outcome: Outcome) {
+        self.interner = outcome.interner;
+    }
+
+    /// Replays `schedule` once, with fresh thread numbers (as schedules are
+    /// written). Returns the failure, if any (a departure from the schedule
+    /// is a nondeterminism failure explaining where and how), and the
+    /// replayer (preemptions, choices used).
+    pub(crate) fn replay(&mut self, schedule: &Schedule) -> (Option<Failure>, replay::Replay) {
+        self.interner = ThreadInterner::new();
+        let mut replay = replay::Replay::new(schedule);
+        let mut outcome = self.execute(&mut replay);
+        let next = replay.advance(&outcome);
+        if let Err(message) = next {
+            if outcome.fault.is_none() {
+                outcome.fault = Some(exec::Fault::Divergence { message });
+            }
+        }
+        if let Some(divergence) = replay.divergence() {
+            let described = with_names(&outcome, |names| divergence.describe(names));
+            if let Some(exec::Fault::Divergence { message }) = &mut outcome.fault {
+                *message = described;
+            }
+        }
+        let failure = outcome.fault.take().map(|fault| {
+            let mut failure = failure(fault, &outcome);
+            if failure.kind() != FailureKind::Nondeterminism {
+                failure.set_preemptions(replay.preemptions());
+                let (used, total) = replay.used();
+                if used < total {
+                    failure.add_note(format!(
+                        "the failure happened at choice point {used} of the schedule's {total}: the rest \
+                         of the schedule was not used (the code may have changed since it was recorded)"
+                    ));
+                }
+            }
+            failure
+        });
+        (failure, replay)
+    }
+}
+
+/// Explores `model` under `config`: replays the test's saved schedules,
+/// explores, simplifies and saves a failure (see `session.rs`).
 pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
-    assert!(
-        !exec::in_model(),
-        "kase: a model cannot be explored from inside another model (nested `explore`/`check`/`model`)"
-    );
-    let session = Session(LiveStamps::open_session());
-    let mut explorer: Box<dyn Explorer> = match (&config.replay, config.strategy) {
-        (Some(schedule), _) => Box::new(replay::Replay::new(schedule)),
-        (None, Strategy::Exhaustive) => Box::<exhaustive::Dfs>::default(),
-        (None, Strategy::Por) => Box::new(por::Por::new(config.alternatives)),
-    };
-    let count_traces = config.strategy == Strategy::Exhaustive && config.replay.is_none();
+    session::run(config, model)
+}
+
+/// Runs `explorer` until it is done, a failure is found, or a budget runs
+/// out.
+pub(crate) fn explore(
+    config: &Config,
+    runner: &mut Runner<'_>,
+    mut explorer: Box<dyn Explorer>,
+    progress: &mut Progress,
+) -> Report {
+    let count_traces = config.strategy == Strategy::Exhaustive;
     let mut traces = HashSet::new();
-    let mut pool = StackPool::new(config.stack_size);
-    let mut interner = ThreadInterner::new();
-    let limits = Limits {
-        max_steps: config.max_steps,
-        spurious_wakeups: config.spurious_wakeups,
-    };
     let start = Instant::now();
     let mut report = Report {
         executions: 0,
@@ -101,6 +206,8 @@ pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
         failure: None,
         duration: Duration::ZERO,
         peak_events: None,
+        replayed: 0,
+        warnings: Vec::new(),
     };
     loop {
         if let Some(max) = config
@@ -114,13 +221,17 @@ pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
             report.stopped_by = Some(format!("max_duration = {max:?}"));
             break;
         }
-        let stamp = LiveStamps::stamp(session.0, report.executions + 1);
-        let mut outcome = exec::run(model, &mut *explorer, &mut pool, interner, stamp, &limits);
+        let mut outcome = runner.execute(&mut *explorer);
         report.executions += 1;
         if count_traces && outcome.fault.is_none() {
             traces.insert(trace::fingerprint(&outcome.events));
         }
         let next = explorer.advance(&outcome);
+        progress.tick(Counts {
+            executions: report.executions,
+            sleep_set_blocked: explorer.redundant(),
+            depth: outcome.events.len(),
+        });
         if let Err(message) = &next {
             if outcome.fault.is_none() {
                 outcome.fault = Some(exec::Fault::Divergence {
@@ -132,7 +243,7 @@ pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
             report.failure = Some(failure(fault, &outcome));
             break;
         }
-        interner = outcome.interner;
+        runner.reclaim(outcome);
         if next == Ok(false) {
             report.complete = true;
             break;
@@ -145,25 +256,43 @@ pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
         report.traces = Some(traces.len() as u64);
     }
     if let Some(budget) = &report.stopped_by {
-        eprintln!(
+        let warning = format!(
             "kase: WARNING: exploration stopped by {budget} after {} executions; the result is INCOMPLETE \
              (behaviours may be left unexplored). Raise the budget to explore everything.",
             report.executions
         );
+        eprintln!("{warning}");
+        report.warnings.push(warning);
     }
     report
 }
 
-fn failure(fault: exec::Fault, outcome: &Outcome) -> Failure {
+/// Runs `f` with the names a report of `outcome` uses.
+fn with_names<R>(outcome: &Outcome, f: impl FnOnce(&Names<'_>) -> R) -> R {
     let thread_name = |t| outcome.interner.name(t).map(str::to_owned);
+    let renumbering = Renumbering::of(&outcome.events);
     let names = Names {
         objects: &outcome.objects,
         thread_name: &thread_name,
+        renumbering: &renumbering,
     };
-    Failure::new(
-        fault,
-        &outcome.events,
-        Schedule::from_threads(&outcome.schedule),
-        &names,
-    )
+    f(&names)
+}
+
+/// The report of a failed execution. Threads are numbered as a fresh replay
+/// of its schedule numbers them.
+fn failure(fault: exec::Fault, outcome: &Outcome) -> Failure {
+    with_names(outcome, |names| {
+        let schedule: Vec<_> = outcome
+            .schedule
+            .iter()
+            .map(|&t| names.renumbering.get(t))
+            .collect();
+        Failure::new(
+            fault,
+            &outcome.events,
+            Schedule::from_threads(&schedule),
+            names,
+        )
+    })
 }

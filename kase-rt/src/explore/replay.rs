@@ -1,16 +1,33 @@
 //! Replaying one schedule exactly.
+//!
+//! Anything that does not fit is an error naming the step and the choice
+//! point, what the schedule asked for and what the code did instead, never
+//! a silent fallback.
 
-use crate::exec::{ChoicePoint, Outcome, Scheduler, Stop, ThreadIdx};
-use crate::report::Schedule;
+use std::panic::Location;
 
-use super::exhaustive::list;
+use crate::exec::{Action, ChoicePoint, Execution, Outcome, Scheduler, Stop, ThreadIdx};
+use crate::report::{location, Names, Schedule};
+
 use super::Explorer;
 
-/// Follows a schedule choice by choice; anything that does not fit is an
-/// error naming the choice point, never a silent fallback.
+/// The thread that performed the last step (it may go on without a
+/// preemption); `main` before the first step.
+pub(crate) fn last_thread(execution: &Execution) -> ThreadIdx {
+    execution
+        .events()
+        .last()
+        .map_or(ThreadIdx::MAIN, |e| e.action.thread)
+}
+
+/// Follows a schedule choice by choice, counting preemptions.
 pub(crate) struct Replay {
     choices: Vec<ThreadIdx>,
     next: usize,
+    /// Events of the replayed execution (set by `advance`).
+    steps: usize,
+    preemptions: usize,
+    divergence: Option<Divergence>,
 }
 
 impl Replay {
@@ -18,7 +35,216 @@ impl Replay {
         Replay {
             choices: schedule.choices().collect(),
             next: 0,
+            steps: 0,
+            preemptions: 0,
+            divergence: None,
         }
+    }
+
+    /// Preemptions in the replayed execution: switches away from a thread
+    /// that could have gone on.
+    pub(crate) fn preemptions(&self) -> usize {
+        self.preemptions
+    }
+
+    /// Choices of the schedule used so far, and how many it has.
+    pub(crate) fn used(&self) -> (usize, usize) {
+        (self.next.min(self.choices.len()), self.choices.len())
+    }
+
+    /// Events in the replayed execution.
+    pub(crate) fn steps(&self) -> usize {
+        self.steps
+    }
+
+    /// How the execution departed from the schedule, if it did.
+    pub(crate) fn divergence(&self) -> Option<&Divergence> {
+        self.divergence.as_ref()
+    }
+
+    fn diverge(&mut self, divergence: Divergence) -> Stop {
+        let short = divergence.headline(&|t: ThreadIdx| t.to_string());
+        self.divergence = Some(divergence);
+        Stop::Diverged(short)
+    }
+}
+
+/// What a thread was about to do.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Next {
+    action: Action,
+    location: &'static Location<'static>,
+}
+
+/// Why the picked thread could not run.
+#[derive(Clone, Copy, Debug)]
+enum Problem {
+    /// It waits for something (its operation is not enabled).
+    Blocked(Next),
+    /// It already finished.
+    Finished,
+    /// No such thread (yet) in this execution.
+    Unknown,
+}
+
+#[derive(Clone, Debug)]
+enum Kind {
+    /// The schedule picks a thread that cannot run.
+    CannotRun { picked: ThreadIdx, problem: Problem },
+    /// The model reached more choice points than the schedule has.
+    ScheduleTooShort,
+    /// The model finished before the schedule's end.
+    ScheduleTooLong,
+}
+
+/// Where and how an execution departed from its schedule.
+#[derive(Clone, Debug)]
+pub(crate) struct Divergence {
+    kind: Kind,
+    /// The step about to run (1-based, as in the report's table), or the
+    /// number of steps run for [`Kind::ScheduleTooLong`].
+    step: usize,
+    /// The choice point (1-based), or the choice points reached.
+    choice: usize,
+    total: usize,
+    /// What the threads that could run were about to do.
+    runnable: Vec<Next>,
+    /// The last step that ran.
+    last: Option<(Action, Option<u64>, &'static Location<'static>)>,
+    /// Threads that exist at this point.
+    threads: Vec<ThreadIdx>,
+}
+
+fn steps_so_far(execution: &Execution) -> usize {
+    execution
+        .events()
+        .iter()
+        .filter(|e| e.action.kind != crate::exec::OpKind::Exit)
+        .count()
+}
+
+fn known_threads(execution: &Execution) -> Vec<ThreadIdx> {
+    let mut threads = vec![ThreadIdx::MAIN];
+    threads.extend(
+        execution
+            .events()
+            .iter()
+            .filter(|e| e.action.kind == crate::exec::OpKind::Spawn)
+            .filter_map(|e| Some(ThreadIdx(e.value? as u32))),
+    );
+    threads
+}
+
+fn next_of(execution: &Execution, t: ThreadIdx) -> Option<Next> {
+    let pending = execution.thread(t).pending?;
+    Some(Next {
+        action: pending.action,
+        location: pending.location,
+    })
+}
+
+impl Divergence {
+    fn at(
+        execution: &Execution,
+        enabled: &[ThreadIdx],
+        kind: Kind,
+        choice: usize,
+        total: usize,
+    ) -> Self {
+        let last = execution
+            .events()
+            .iter()
+            .rev()
+            .find(|e| e.action.kind != crate::exec::OpKind::Exit)
+            .map(|e| (e.action, e.value, e.location));
+        Divergence {
+            kind,
+            step: steps_so_far(execution) + 1,
+            choice,
+            total,
+            runnable: enabled
+                .iter()
+                .filter_map(|&t| next_of(execution, t))
+                .collect(),
+            last,
+            threads: known_threads(execution),
+        }
+    }
+
+    fn headline(&self, thread: &dyn Fn(ThreadIdx) -> String) -> String {
+        let (step, choice, total) = (self.step, self.choice, self.total);
+        match &self.kind {
+            Kind::CannotRun { picked, problem } => {
+                let why = match problem {
+                    Problem::Blocked(_) => "cannot run there".to_owned(),
+                    Problem::Finished => "has already finished".to_owned(),
+                    Problem::Unknown => {
+                        let threads: Vec<String> = self.threads.iter().map(|&t| thread(t)).collect();
+                        format!(
+                            "does not exist at that point (threads so far: {})",
+                            threads.join(", ")
+                        )
+                    }
+                };
+                format!(
+                    "at step {step} (choice point {choice} of {total}) the schedule picks {}, which {why}",
+                    thread(*picked)
+                )
+            }
+            Kind::ScheduleTooShort => format!(
+                "the schedule has {total} choices, but at step {step} the model reached choice point {choice}"
+            ),
+            Kind::ScheduleTooLong => format!(
+                "the model finished after {step} steps and {choice} choice point{}, but the schedule has \
+                 {total} choices",
+                if choice == 1 { "" } else { "s" }
+            ),
+        }
+    }
+
+    /// The full explanation, naming objects and threads as the report does.
+    pub(crate) fn describe(&self, names: &Names<'_>) -> String {
+        let thread = |t: ThreadIdx| names.thread(t);
+        let next = |n: &Next| {
+            format!(
+                "{} at {}",
+                names.operation(&n.action, None),
+                location(n.location)
+            )
+        };
+        let mut lines = vec![self.headline(&thread)];
+        if let Kind::CannotRun {
+            picked,
+            problem: Problem::Blocked(blocked),
+        } = &self.kind
+        {
+            lines.push(format!("  {} waits to {}", thread(*picked), next(blocked)));
+        }
+        if !self.runnable.is_empty() {
+            let what = match self.kind {
+                Kind::CannotRun { .. } => "what could run instead:",
+                _ => "what could run:",
+            };
+            lines.push(what.to_owned());
+            for n in &self.runnable {
+                lines.push(format!("  {}: {}", thread(n.action.thread), next(n)));
+            }
+        }
+        if let Some((action, value, at)) = &self.last {
+            lines.push(format!(
+                "the step before: {} {} at {}",
+                thread(action.thread),
+                names.operation(action, *value),
+                location(at)
+            ));
+        }
+        lines.push(
+            "The code no longer follows this schedule: it changed since the schedule was recorded, or it \
+             depends on something other than the schedule (time, randomness, HashMap order, \
+             uninstrumented synchronisation)."
+                .to_owned(),
+        );
+        lines.join("\n")
     }
 }
 
@@ -29,22 +255,36 @@ impl Scheduler for Replay {
         }
         let i = self.next;
         self.next += 1;
+        let total = self.choices.len();
+        let execution = point.execution;
         let Some(&t) = self.choices.get(i) else {
-            return Err(Stop::Diverged(format!(
-                "the schedule has {} choices, but the model reached choice point {} (runnable: {}): the \
-                 schedule does not fit this code",
-                self.choices.len(),
+            let d = Divergence::at(
+                execution,
+                point.enabled,
+                Kind::ScheduleTooShort,
                 i + 1,
-                list(point.enabled)
-            )));
+                total,
+            );
+            return Err(self.diverge(d));
         };
         if !point.enabled.contains(&t) {
-            return Err(Stop::Diverged(format!(
-                "at choice point {} the schedule picks {t}, which cannot run now (runnable: {}): the \
-                 schedule does not fit this code",
-                i + 1,
-                list(point.enabled)
-            )));
+            let problem = if !known_threads(execution).contains(&t) {
+                Problem::Unknown
+            } else if execution.thread(t).finished {
+                Problem::Finished
+            } else {
+                match next_of(execution, t) {
+                    Some(n) => Problem::Blocked(n),
+                    None => Problem::Finished,
+                }
+            };
+            let kind = Kind::CannotRun { picked: t, problem };
+            let d = Divergence::at(execution, point.enabled, kind, i + 1, total);
+            return Err(self.diverge(d));
+        }
+        let last = last_thread(execution);
+        if t != last && point.enabled.contains(&last) {
+            self.preemptions += 1;
         }
         Ok(t)
     }
@@ -52,13 +292,31 @@ impl Scheduler for Replay {
 
 impl Explorer for Replay {
     fn advance(&mut self, outcome: &Outcome) -> Result<bool, String> {
+        self.steps = outcome.events.len();
         if outcome.fault.is_none() && self.next < self.choices.len() {
-            return Err(format!(
-                "the model finished after {} choice points, but the schedule has {}: the schedule does \
-                 not fit this code",
-                self.next,
-                self.choices.len()
-            ));
+            let steps = outcome
+                .events
+                .iter()
+                .filter(|e| e.action.kind != crate::exec::OpKind::Exit)
+                .count();
+            let last = outcome
+                .events
+                .iter()
+                .rev()
+                .find(|e| e.action.kind != crate::exec::OpKind::Exit)
+                .map(|e| (e.action, e.value, e.location));
+            let d = Divergence {
+                kind: Kind::ScheduleTooLong,
+                step: steps,
+                choice: self.next,
+                total: self.choices.len(),
+                runnable: Vec::new(),
+                last,
+                threads: Vec::new(),
+            };
+            let short = d.headline(&|t: ThreadIdx| t.to_string());
+            self.divergence = Some(d);
+            return Err(short);
         }
         Ok(false)
     }

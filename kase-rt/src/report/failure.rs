@@ -2,7 +2,9 @@
 //! interleaving step by step, and the schedule that replays it.
 
 use std::any::Any;
+use std::collections::HashMap;
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 use crate::exec::{Action, Event, Fault, ObjectKind, OpKind, ThreadIdx};
 use crate::report::Schedule;
@@ -47,6 +49,25 @@ struct Step {
     location: String,
 }
 
+/// The first failing interleaving found, when a simpler one replaced it.
+#[derive(Clone, Debug)]
+pub(crate) struct FirstFound {
+    pub schedule: Schedule,
+    pub preemptions: usize,
+    pub steps: usize,
+    /// Executions the search for a simpler interleaving ran.
+    pub searched: u64,
+}
+
+/// Where the failure was written for the next runs.
+#[derive(Clone, Debug)]
+pub(crate) enum Saved {
+    /// Appended (or already present) in this regression file.
+    File(PathBuf),
+    /// `KASE_PERSIST=print`: the line to add to this file, not written.
+    Printed { path: PathBuf, line: String },
+}
+
 /// A failure found by kase, with everything needed to understand and replay it.
 ///
 /// `Display` renders the full human report.
@@ -57,20 +78,56 @@ pub struct Failure {
     steps: Vec<Step>,
     schedule: Schedule,
     message: Option<String>,
+    /// `file:line:column` of the panic, for [`FailureKind::Panic`].
+    panic_location: Option<String>,
     payload: Option<Box<dyn Any + Send>>,
+    preemptions: Option<usize>,
+    first_found: Option<FirstFound>,
+    notes: Vec<String>,
+    origin: Option<(PathBuf, usize)>,
+    saved: Option<Saved>,
+    replay_command: Option<String>,
+}
+
+/// Thread numbers as a fresh run of the same execution assigns them: `main`
+/// is 0 and the others are numbered in the order this execution spawned them.
+/// The explorer's own numbering depends on the executions it ran before, so
+/// reports and schedules use this one, which replays from scratch.
+pub(crate) struct Renumbering(HashMap<ThreadIdx, ThreadIdx>);
+
+impl Renumbering {
+    pub(crate) fn of(events: &[Event]) -> Self {
+        let mut map = HashMap::new();
+        let spawns = events.iter().filter(|e| e.action.kind == OpKind::Spawn);
+        for (next, e) in (1..).zip(spawns) {
+            let Some(child) = e.value else {
+                // A spawn that does not say which thread it created: keep
+                // the explorer's numbers rather than guess.
+                return Renumbering(HashMap::new());
+            };
+            map.insert(ThreadIdx(child as u32), ThreadIdx(next));
+        }
+        Renumbering(map)
+    }
+
+    pub(crate) fn get(&self, t: ThreadIdx) -> ThreadIdx {
+        self.0.get(&t).copied().unwrap_or(t)
+    }
 }
 
 /// How objects and threads are named in a report.
 pub(crate) struct Names<'a> {
     pub objects: &'a [ObjectKind],
     pub thread_name: &'a dyn Fn(ThreadIdx) -> Option<String>,
+    pub renumbering: &'a Renumbering,
 }
 
 impl Names<'_> {
-    fn thread(&self, t: ThreadIdx) -> String {
+    pub(crate) fn thread(&self, t: ThreadIdx) -> String {
+        let shown = self.renumbering.get(t);
         match (self.thread_name)(t) {
-            Some(name) if t != ThreadIdx::MAIN => format!("{t} ({name})"),
-            _ => t.to_string(),
+            Some(name) if t != ThreadIdx::MAIN => format!("{shown} ({name})"),
+            _ => shown.to_string(),
         }
     }
 
@@ -78,18 +135,14 @@ impl Names<'_> {
         match action.object {
             None => String::new(),
             Some(o) => match self.objects.get(o.0 as usize) {
-                Some(ObjectKind::Atomic) => format!("atomic#{}", o.0),
-                Some(ObjectKind::Mutex) => format!("mutex#{}", o.0),
-                Some(ObjectKind::RwLock) => format!("rwlock#{}", o.0),
-                Some(ObjectKind::Condvar) => format!("condvar#{}", o.0),
-                Some(ObjectKind::Park) => format!("park#{}", o.0),
                 Some(ObjectKind::Cell) => format!("cell#{}", o.0),
                 Some(ObjectKind::Thread) | None => format!("object#{}", o.0),
+                Some(kind) => format!("{}#{}", format!("{kind:?}").to_ascii_lowercase(), o.0),
             },
         }
     }
 
-    fn operation(&self, action: &Action, value: Option<u64>) -> String {
+    pub(crate) fn operation(&self, action: &Action, value: Option<u64>) -> String {
         let object = self.object(action);
         match (action.kind, value) {
             (OpKind::Spawn, Some(child)) => {
@@ -115,8 +168,12 @@ impl Names<'_> {
     }
 }
 
-fn location(l: &std::panic::Location<'_>) -> String {
+pub(crate) fn location(l: &std::panic::Location<'_>) -> String {
     format!("{}:{}:{}", l.file(), l.line(), l.column())
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 impl Failure {
@@ -135,9 +192,11 @@ impl Failure {
                 location: location(e.location),
             })
             .collect();
+        let mut panic_location = None;
         let (kind, headline, details, message, payload) = match fault {
             Fault::Panic { thread, info, payload } => {
-                let at = info.location.map(|l| format!(" at {l}")).unwrap_or_default();
+                let at = info.location.as_ref().map(|l| format!(" at {l}")).unwrap_or_default();
+                panic_location = info.location;
                 let headline = format!("{} panicked{at}:", names.thread(thread));
                 (FailureKind::Panic, headline, vec![info.message.clone()], Some(info.message), Some(payload))
             }
@@ -195,7 +254,14 @@ impl Failure {
             steps,
             schedule,
             message,
+            panic_location,
             payload,
+            preemptions: None,
+            first_found: None,
+            notes: Vec::new(),
+            origin: None,
+            saved: None,
+            replay_command: None,
         }
     }
 
@@ -228,6 +294,90 @@ impl Failure {
     pub fn steps(&self) -> usize {
         self.steps.len()
     }
+
+    /// Preemptions in the failing interleaving: switches away from a thread
+    /// that could have gone on. `None` if they were not counted (for a
+    /// nondeterminism failure, or when counting was not possible).
+    pub fn preemptions(&self) -> Option<usize> {
+        self.preemptions
+    }
+
+    /// When kase replaced the first failing interleaving it found by one
+    /// with fewer preemptions (the one this report shows): the first one's
+    /// schedule and preemption count.
+    pub fn first_found(&self) -> Option<(&Schedule, usize)> {
+        self.first_found
+            .as_ref()
+            .map(|f| (&f.schedule, f.preemptions))
+    }
+
+    /// The regression file this failure's schedule came from, if it was
+    /// found by replaying a saved schedule before exploration.
+    pub fn regression_file(&self) -> Option<&Path> {
+        self.origin.as_ref().map(|(path, _)| path.as_path())
+    }
+
+    /// The regression file the schedule was saved to (or, with
+    /// `KASE_PERSIST=print`, the file it should be added to).
+    pub fn saved_to(&self) -> Option<&Path> {
+        match &self.saved {
+            Some(Saved::File(path) | Saved::Printed { path, .. }) => Some(path),
+            None => None,
+        }
+    }
+
+    /// The shell command that replays this failure, when the test's name is
+    /// known (`#[kase::test]` or [`crate::Builder::name`]).
+    pub fn replay_command(&self) -> Option<&str> {
+        self.replay_command.as_deref()
+    }
+
+    /// Whether `other` is the same failure for the purpose of finding a
+    /// simpler interleaving: the same kind, and a panic at the same place.
+    pub(crate) fn same_failure(&self, other: &Failure) -> bool {
+        self.kind == other.kind && self.panic_location == other.panic_location
+    }
+
+    pub(crate) fn set_preemptions(&mut self, n: usize) {
+        self.preemptions = Some(n);
+    }
+
+    pub(crate) fn set_first_found(&mut self, first: FirstFound) {
+        self.first_found = Some(first);
+    }
+
+    pub(crate) fn add_note(&mut self, note: String) {
+        self.notes.push(note);
+    }
+
+    pub(crate) fn set_origin(&mut self, path: PathBuf, line: usize) {
+        self.origin = Some((path, line));
+    }
+
+    pub(crate) fn set_saved(&mut self, saved: Saved) {
+        self.saved = Some(saved);
+    }
+
+    pub(crate) fn set_replay_command(&mut self, command: String) {
+        self.replay_command = Some(command);
+    }
+
+    /// One line for a regression file's comment: kind, where, and the first
+    /// line of the message or description.
+    pub(crate) fn summary(&self) -> String {
+        let mut s = format!("{}: {}", self.kind, self.headline.trim_end_matches(':'));
+        if let Some(first) = self.details.first().and_then(|d| d.lines().next()) {
+            s.push_str(": ");
+            s.push_str(first.trim());
+        }
+        let s = s.replace(['\r', '\n'], " ");
+        if s.chars().count() > 160 {
+            let cut: String = s.chars().take(157).collect();
+            format!("{cut}...")
+        } else {
+            s
+        }
+    }
 }
 
 impl fmt::Debug for Failure {
@@ -248,8 +398,27 @@ impl fmt::Display for Failure {
                 writeln!(f, "    {part}")?;
             }
         }
+        for note in &self.notes {
+            writeln!(f, "note: {note}")?;
+        }
+        if let Some((path, line)) = &self.origin {
+            writeln!(
+                f,
+                "note: this schedule was saved in {}:{line} and replayed before exploring; the failure \
+                 is still there",
+                path.display()
+            )?;
+        }
         writeln!(f)?;
-        writeln!(f, "Interleaving ({} steps):", self.steps.len())?;
+        write!(
+            f,
+            "Interleaving ({}",
+            plural(self.steps.len(), "step", "steps")
+        )?;
+        if let Some(p) = self.preemptions {
+            write!(f, ", {}", plural(p, "preemption", "preemptions"))?;
+        }
+        writeln!(f, "):")?;
         let tw = self
             .steps
             .iter()
@@ -280,11 +449,45 @@ impl fmt::Display for Failure {
             )?;
         }
         writeln!(f)?;
-        writeln!(f, "Schedule: {}", self.schedule)?;
-        write!(
-            f,
-            "Replay it with KASE_REPLAY='{}' or `Builder::replay(\"{}\")`.",
-            self.schedule, self.schedule
-        )
+        if self.kind == FailureKind::Nondeterminism {
+            // Replaying cannot be relied on to reproduce this one.
+            return write!(f, "Choices made until then: {}", self.schedule);
+        }
+        write!(f, "Schedule: {}", self.schedule)?;
+        if let Some(first) = &self.first_found {
+            let now = self.preemptions.unwrap_or(0);
+            write!(
+                f,
+                "\nSimplified: the first failing interleaving kase found had {} and {} ({}); \
+                 this one has {} (a preemption is a switch away from a thread that could have gone \
+                 on; {} searched)",
+                plural(first.preemptions, "preemption", "preemptions"),
+                plural(first.steps, "step", "steps"),
+                first.schedule,
+                plural(now, "preemption", "preemptions"),
+                plural(first.searched as usize, "execution", "executions"),
+            )?;
+        }
+        match &self.saved {
+            Some(Saved::File(path)) => write!(
+                f,
+                "\nSaved to {} (check it in): kase replays it before exploring this test.",
+                path.display()
+            )?,
+            Some(Saved::Printed { path, line }) => write!(
+                f,
+                "\nKASE_PERSIST=print: add this line to {} to replay it before exploring this test:\n    {line}",
+                path.display()
+            )?,
+            None => {}
+        }
+        match &self.replay_command {
+            Some(command) => write!(f, "\nReplay it with:\n    {command}"),
+            None => write!(
+                f,
+                "\nReplay it with KASE_REPLAY='{}' or `Builder::replay(\"{}\")`.",
+                self.schedule, self.schedule
+            ),
+        }
     }
 }

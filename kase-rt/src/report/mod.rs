@@ -1,13 +1,16 @@
 //! What an exploration found: the [`Report`], its [`Failure`], and schedules.
 
 mod failure;
+pub(crate) mod persist;
+pub(crate) mod progress;
 mod schedule;
 
 use std::fmt;
 use std::time::Duration;
 
-pub(crate) use failure::Names;
+pub(crate) use failure::{location, FirstFound, Names, Renumbering, Saved};
 pub use failure::{Failure, FailureKind};
+pub use persist::Persist;
 pub use schedule::{Schedule, ScheduleParseError};
 
 /// The result of an exploration.
@@ -28,12 +31,30 @@ pub struct Report {
     pub(crate) failure: Option<Failure>,
     pub(crate) duration: Duration,
     pub(crate) peak_events: Option<usize>,
+    /// Saved schedules replayed before exploring.
+    pub(crate) replayed: u64,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Report {
-    /// Complete executions explored (including a failing one).
+    /// Complete executions run (including a failing one, and the replays
+    /// of saved schedules from the regression file that ran first).
     pub fn executions(&self) -> u64 {
         self.executions
+    }
+
+    /// How many of [`executions`](Self::executions) replayed schedules
+    /// saved in the test's regression file, before exploring.
+    pub fn replayed(&self) -> u64 {
+        self.replayed
+    }
+
+    /// Warnings about this exploration, also printed on stderr: a budget
+    /// that stopped it early, saved schedules that no longer fit the code or
+    /// no longer fail, unreadable lines in the regression file, a regression
+    /// file that could not be written.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Distinct Mazurkiewicz traces among the executions, counted by the
@@ -98,6 +119,14 @@ impl fmt::Display for Report {
         }
         if self.sleep_set_blocked > 0 {
             write!(f, " (+{} redundant)", self.sleep_set_blocked)?;
+        }
+        if self.replayed > 0 {
+            write!(
+                f,
+                " ({} saved schedule{} replayed first)",
+                self.replayed,
+                if self.replayed == 1 { "" } else { "s" }
+            )?;
         }
         write!(f, " in {:.2?}", self.duration)?;
         match (&self.failure, &self.stopped_by) {

@@ -1,0 +1,220 @@
+//! One call of `Builder::explore`: replay the test's saved schedules, explore,
+//! look for a simpler failure, save it, and report progress.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::report::persist::{self, Persist, TestId};
+use crate::report::progress::{Counts, Progress};
+use crate::report::{FailureKind, Report, Saved, Schedule};
+
+use super::{exhaustive, explore, minimize, por, Config, Explorer, Runner, Strategy};
+
+fn empty_report() -> Report {
+    Report {
+        executions: 0,
+        traces: None,
+        sleep_set_blocked: 0,
+        complete: false,
+        stopped_by: None,
+        failure: None,
+        duration: Duration::ZERO,
+        peak_events: None,
+        replayed: 0,
+        warnings: Vec::new(),
+    }
+}
+
+fn warn(report: &mut Report, warning: String) {
+    eprintln!("{warning}");
+    report.warnings.push(warning);
+}
+
+/// The test's regression file, if persistence applies.
+fn regression_file(config: &Config) -> Option<(PathBuf, &TestId)> {
+    let test = config.test.as_ref()?;
+    if config.persist == Persist::Off {
+        return None;
+    }
+    let path = persist::file_path(
+        config.regressions_dir.as_deref(),
+        config.crate_dir.as_deref(),
+        test,
+    );
+    Some((path, test))
+}
+
+pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
+    let start = Instant::now();
+    let name = config.test.as_ref().map(TestId::full_name);
+    let mut progress = Progress::new(config.progress, name.as_deref());
+    let mut runner = Runner::new(config, model);
+    let mut report = match &config.replay {
+        Some(schedule) => replay(&mut runner, schedule, &mut progress),
+        None => explore_test(config, &mut runner, &mut progress),
+    };
+    if let (Some(test), Some(failure)) = (&config.test, &mut report.failure) {
+        let command = test.replay_command(failure.schedule());
+        failure.set_replay_command(command);
+    }
+    report.duration = start.elapsed();
+    let outcome = match (&report.failure, &report.stopped_by) {
+        (Some(f), _) => format!("found a {}", f.kind()),
+        (None, Some(budget)) => format!("INCOMPLETE (stopped by {budget})"),
+        (None, None) => "complete".to_owned(),
+    };
+    progress.finish(
+        Counts {
+            executions: report.executions,
+            sleep_set_blocked: report.sleep_set_blocked,
+            depth: 0,
+        },
+        &outcome,
+    );
+    report
+}
+
+/// `Builder::replay`: exactly one execution.
+fn replay(runner: &mut Runner<'_>, schedule: &Schedule, progress: &mut Progress) -> Report {
+    let mut report = empty_report();
+    let (failure, replay) = runner.replay(schedule);
+    report.executions = 1;
+    progress.tick(Counts {
+        executions: 1,
+        sleep_set_blocked: 0,
+        depth: replay.steps(),
+    });
+    report.complete = failure.is_none();
+    report.failure = failure;
+    report
+}
+
+fn explore_test(config: &Config, runner: &mut Runner<'_>, progress: &mut Progress) -> Report {
+    let mut report = empty_report();
+    let file = regression_file(config);
+
+    // 1. The schedules saved for this test, before anything else.
+    if let Some((path, test)) = &file {
+        let entries = match persist::load(path, test) {
+            Ok((entries, warnings)) => {
+                for w in warnings {
+                    warn(&mut report, w);
+                }
+                entries
+            }
+            Err(e) => {
+                warn(
+                    &mut report,
+                    format!(
+                        "kase: warning: cannot read the regression file {}: {e}",
+                        path.display()
+                    ),
+                );
+                Vec::new()
+            }
+        };
+        for entry in entries {
+            let (failure, replay) = runner.replay(&entry.schedule);
+            report.replayed += 1;
+            report.executions += 1;
+            progress.tick(Counts {
+                executions: report.executions,
+                sleep_set_blocked: 0,
+                depth: replay.steps(),
+            });
+            let recorded = if entry.comment.is_empty() {
+                String::new()
+            } else {
+                format!(" (when saved: {})", entry.comment)
+            };
+            let at = format!("{}:{}", path.display(), entry.line);
+            match failure {
+                Some(f) if f.kind() == FailureKind::Nondeterminism => {
+                    let why = f.to_string();
+                    let why = why.split("\n\nInterleaving").next().unwrap_or_default();
+                    warn(
+                        &mut report,
+                        format!(
+                            "kase: warning: {at}: the saved schedule {} of `{}` is stale{recorded}: it no \
+                             longer fits the code, so it was skipped; delete the line if the test changed on \
+                             purpose.\n{}",
+                            entry.schedule,
+                            test.name,
+                            indent(why)
+                        ),
+                    );
+                }
+                Some(mut f) => {
+                    f.set_origin(path.clone(), entry.line);
+                    report.failure = Some(f);
+                    return report;
+                }
+                None => warn(
+                    &mut report,
+                    format!(
+                        "kase: warning: {at}: the saved schedule {} of `{}` no longer fails{recorded}; keep \
+                         the line as a regression check or delete it",
+                        entry.schedule, test.name
+                    ),
+                ),
+            }
+        }
+    }
+
+    // 2. Explore.
+    let explorer: Box<dyn Explorer> = match config.strategy {
+        Strategy::Exhaustive => Box::<exhaustive::Dfs>::default(),
+        Strategy::Por => Box::new(por::Por::new(config.alternatives)),
+    };
+    let explored = explore(config, runner, explorer, progress);
+    let mut warnings = std::mem::take(&mut report.warnings);
+    warnings.extend(explored.warnings.iter().cloned());
+    let replayed = report.replayed;
+    report = Report {
+        executions: explored.executions + replayed,
+        replayed,
+        warnings,
+        ..explored
+    };
+
+    // 3. A simpler interleaving with the same failure.
+    if let Some(first) = report.failure.take() {
+        let explored = report.executions - report.replayed;
+        report.failure = Some(minimize::simplify(runner, config, first, explored));
+    }
+
+    // 4. Save it.
+    if let (Some((path, test)), Some(failure)) = (&file, &mut report.failure) {
+        if failure.kind() != FailureKind::Nondeterminism {
+            match config.persist {
+                Persist::Print => {
+                    let line = persist::line(test, failure);
+                    eprintln!("kase: add this line to {}:\n{line}", path.display());
+                    failure.set_saved(Saved::Printed {
+                        path: path.clone(),
+                        line,
+                    });
+                }
+                _ => match persist::append(path, test, failure) {
+                    Ok(_) => failure.set_saved(Saved::File(path.clone())),
+                    Err(e) => {
+                        let warning = format!(
+                            "kase: warning: cannot write the regression file {}: {e}",
+                            path.display()
+                        );
+                        eprintln!("{warning}");
+                        report.warnings.push(warning);
+                    }
+                },
+            }
+        }
+    }
+    report
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
