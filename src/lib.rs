@@ -48,8 +48,8 @@ pub use kase_rt::thread_local;
 pub use kase_rt::{cell, hint, sync, thread};
 #[cfg(feature = "model")]
 pub use kase_rt::{
-    model, Alternatives, Builder, Failure, FailureKind, Report, Schedule, ScheduleParseError,
-    Strategy,
+    model, Alternatives, Builder, Failure, FailureKind, Persist, Report, Schedule,
+    ScheduleParseError, Strategy,
 };
 
 /// `std::sync`, re-exported (the `model` feature is off).

@@ -63,6 +63,8 @@ pub(crate) struct Args {
     pub(crate) crate_path: syn::Path,
     setters: Vec<(Span, Setter)>,
     pub(crate) expect: Option<(Span, Expect)>,
+    /// `persist = bool`, if given.
+    pub(crate) persist: Option<(Span, bool)>,
 }
 
 enum Setter {
@@ -81,6 +83,7 @@ impl Args {
             crate_path: syn::parse_quote!(::kase),
             setters: Vec::new(),
             expect: None,
+            persist: None,
         }
     }
 
@@ -263,7 +266,15 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
                 ))
             }
         },
-        "peeking" | "persist" => {
+        "persist" => {
+            let b = match lit(value) {
+                Some(Lit::Bool(b)) => b,
+                _ => return Err(syn::Error::new(value.span(), "expected `true` or `false`")),
+            };
+            args.persist = Some((key_span, b.value));
+            return Ok(());
+        }
+        "peeking" => {
             let b = match lit(value) {
                 Some(Lit::Bool(b)) => b,
                 _ => return Err(syn::Error::new(value.span(), "expected `true` or `false`")),
@@ -304,6 +315,9 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
             if s.value().trim().is_empty() {
                 return Err(syn::Error::new(s.span(), "the schedule is empty"));
             }
+            if let Err(why) = check_schedule(&s.value()) {
+                return Err(syn::Error::new(s.span(), why));
+            }
             Setter::Replay(s)
         }
         "expect" => {
@@ -343,6 +357,34 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
         _ => unreachable!("checked against the list of keys"),
     };
     args.setters.push((key_span, setter));
+    Ok(())
+}
+
+/// The shape of a `kase1:` schedule, checked at expansion so that a typo is
+/// a compile error (the runtime parses it again and explains in more detail).
+fn check_schedule(text: &str) -> Result<(), String> {
+    let text = text.trim();
+    let Some(body) = text.strip_prefix("kase1:") else {
+        return Err(format!(
+            "not a kase schedule: {text:?} does not start with \"kase1:\"; copy the whole \
+             `kase1:…` string from the failure report"
+        ));
+    };
+    if body.is_empty() {
+        return Ok(());
+    }
+    for (i, part) in body.split('.').enumerate() {
+        if part.is_empty()
+            || !part.chars().all(|c| c.is_ascii_digit())
+            || part.parse::<u32>().is_err()
+        {
+            return Err(format!(
+                "bad schedule: choice {} is {part:?}; expected thread numbers separated by `.`, \
+                 e.g. \"kase1:1.0.0\"",
+                i + 1
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -432,6 +474,16 @@ mod tests {
         assert!(parse_duration("1.5s").is_err());
         assert!(parse_duration("30 sec").is_err());
         assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn schedules_are_checked() {
+        assert!(super::check_schedule("kase1:1.0.0").is_ok());
+        assert!(super::check_schedule("kase1:").is_ok());
+        assert!(super::check_schedule("1.0.0").is_err());
+        assert!(super::check_schedule("kase1:1..0").is_err());
+        assert!(super::check_schedule("kase1:1.0.").is_err());
+        assert!(super::check_schedule("kase1:1.x").is_err());
     }
 
     #[test]

@@ -85,13 +85,29 @@ use rewrite::Rewriter;
 /// | `stack_size` | integer (bytes) | `.stack_size(n)` |
 /// | `replay` | `"kase1:..."` from a report | `.replay(s)` |
 /// | `expect` | `"panic"` \| `"deadlock"` \| `"livelock"` \| `"nondeterminism"` | see below |
+/// | `persist` | `bool` (default `true`) | `false`: `.persist(Persist::Off)` |
 /// | `crate` | `"path"` to kase, for a renamed dependency (default `::kase`) | |
-/// | `peeking`, `persist` | `bool` | compile error: not supported yet |
+/// | `peeking` | `bool` | compile error: not supported yet |
 ///
+/// A `replay` schedule is checked for its shape at expansion (a typo is a
+/// compile error).
 /// `expect = "kind"` inverts the test: it runs `.explore(...)` and passes
 /// only if kase found a failure of that kind, failing with the report
 /// otherwise. `"data race"` and `"leak"` are rejected until kase detects
 /// them.
+///
+/// # Regression files
+///
+/// The generated code tells the `Builder` the test's module path, name,
+/// crate directory and package (`module_path!()`, the function's name and
+/// `CARGO_MANIFEST_DIR` / `CARGO_PKG_NAME` of the crate being compiled). A
+/// failure is then appended to `<crate>/kase-regressions/<module path>.txt`
+/// (meant to be checked in) and the report ends with a copy-paste `cargo
+/// test` command that replays it; every later run replays the test's saved
+/// schedules before exploring. `KASE_PERSIST` and `KASE_REGRESSIONS_DIR`
+/// apply at run time. Tests that expect a failure (`expect = "..."` or
+/// `#[should_panic]`) do not save theirs unless `persist = true` is given;
+/// `persist = false` turns both saving and replaying off.
 ///
 /// # Bodies returning `Result`
 ///
@@ -273,6 +289,30 @@ fn expand_test(args: &args::Args, mut function: ItemFn) -> ItemFn {
         ),
     };
     let builder = args.builder();
+    // The test's identity: its regression file and replay command. Expected
+    // failures (`expect`, `#[should_panic]`) are not saved unless asked.
+    let name = function.sig.ident.to_string();
+    let expected_failure = args.expect.is_some()
+        || function
+            .attrs
+            .iter()
+            .any(|a| a.path().is_ident("should_panic"));
+    let persist_off = match args.persist {
+        Some((span, false)) => Some(quote::quote_spanned!(span=> .persist(#krate::Persist::Off))),
+        Some((_, true)) => None,
+        None if expected_failure => Some(quote!(.persist(#krate::Persist::Off))),
+        None => None,
+    };
+    let builder = quote!(
+        #builder
+            .__kase_test(
+                ::core::module_path!(),
+                #name,
+                ::core::option_env!("CARGO_MANIFEST_DIR"),
+                ::core::option_env!("CARGO_PKG_NAME"),
+            )
+            #persist_off
+    );
     let run = match args.expect {
         None => quote!(#builder.check(#model);),
         Some((span, expect)) => {
