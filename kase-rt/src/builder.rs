@@ -292,6 +292,7 @@ impl Builder {
     /// prints the report and re-raises the original panic payload (so
     /// `#[should_panic(expected = "...")]` matches the model's own message),
     /// or panics with the report for other failures.
+    #[track_caller]
     pub fn check<F: Fn() + Sync>(&self, model: F) {
         let mut report = self.explore(model);
         if let Some(mut failure) = report.take_failure() {
@@ -327,6 +328,7 @@ impl Builder {
 ///     assert_eq!(*counter.lock().unwrap(), 2);
 /// });
 /// ```
+#[track_caller]
 pub fn model<F: Fn() + Sync>(model: F) {
     Builder::new().check(model)
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use crate::exec::{ChoicePoint, Outcome, Scheduler, Stop, ThreadIdx};
 use crate::report::{Failure, FailureKind, FirstFound};
 
-use super::replay::last_thread;
+use super::replay::{last_thread, steps_so_far};
 use super::{Config, Explorer, Runner};
 
 /// Longest the search may take.
@@ -37,7 +37,8 @@ pub(crate) struct Bounded {
     bound: usize,
     frames: Vec<Frame>,
     depth: usize,
-    preemptions: usize,
+    /// Steps of the current execution that preempted another thread.
+    preempted: Vec<usize>,
 }
 
 impl Bounded {
@@ -46,7 +47,7 @@ impl Bounded {
             bound,
             frames: Vec::new(),
             depth: 0,
-            preemptions: 0,
+            preempted: Vec::new(),
         }
     }
 }
@@ -76,7 +77,7 @@ impl Scheduler for Bounded {
                 let mut options = Vec::with_capacity(point.enabled.len());
                 if can_continue {
                     options.push(last);
-                    if self.preemptions < self.bound {
+                    if self.preempted.len() < self.bound {
                         options.extend(point.enabled.iter().copied().filter(|&t| t != last));
                     }
                 } else {
@@ -88,7 +89,7 @@ impl Scheduler for Bounded {
             }
         };
         if can_continue && t != last {
-            self.preemptions += 1;
+            self.preempted.push(steps_so_far(point.execution) + 1);
         }
         Ok(t)
     }
@@ -97,7 +98,7 @@ impl Scheduler for Bounded {
 impl Explorer for Bounded {
     fn advance(&mut self, _outcome: &Outcome) -> Result<bool, String> {
         self.depth = 0;
-        self.preemptions = 0;
+        self.preempted.clear();
         while let Some(frame) = self.frames.last_mut() {
             if frame.next + 1 < frame.options.len() {
                 frame.next += 1;
@@ -128,11 +129,13 @@ pub(crate) fn simplify(
     }
     let (replayed, replay) = runner.replay(first.schedule());
     let original = match replayed {
-        Some(again) if again.same_failure(&first) => replay.preemptions(),
+        Some(again) if again.same_failure(&first) => replay.preempted().to_vec(),
         // The model does not fail the same way twice: leave it as it is.
         _ => return first,
     };
-    first.set_preemptions(original);
+    let original_count = original.len();
+    first.set_preempted(original);
+    let original = original_count;
     if original == 0 || config.minimize == 0 {
         return first;
     }
@@ -150,7 +153,7 @@ pub(crate) fn simplify(
             }
             let mut outcome = runner.execute(&mut dfs);
             searched += 1;
-            let preemptions = dfs.preemptions;
+            let preempted = std::mem::take(&mut dfs.preempted);
             let next = dfs.advance(&outcome);
             if let Some(fault) = outcome.fault.take() {
                 if matches!(fault, crate::exec::Fault::Divergence { .. }) {
@@ -158,7 +161,7 @@ pub(crate) fn simplify(
                 }
                 let mut candidate = super::failure(fault, &outcome);
                 if candidate.same_failure(&first) {
-                    candidate.set_preemptions(preemptions);
+                    candidate.set_preempted(preempted);
                     candidate.set_first_found(FirstFound {
                         schedule: first.schedule().clone(),
                         preemptions: original,

@@ -165,7 +165,7 @@ impl<'m> Runner<'m> {
         let failure = outcome.fault.take().map(|fault| {
             let mut failure = failure(fault, &outcome);
             if failure.kind() != FailureKind::Nondeterminism {
-                failure.set_preemptions(replay.preemptions());
+                failure.set_preempted(replay.preempted().to_vec());
                 let (used, total) = replay.used();
                 if used < total {
                     failure.add_note(format!(

@@ -26,7 +26,8 @@ pub(crate) struct Replay {
     next: usize,
     /// Events of the replayed execution (set by `advance`).
     steps: usize,
-    preemptions: usize,
+    /// Steps (numbered as in the report) that preempted another thread.
+    preempted: Vec<usize>,
     divergence: Option<Divergence>,
 }
 
@@ -36,15 +37,15 @@ impl Replay {
             choices: schedule.choices().collect(),
             next: 0,
             steps: 0,
-            preemptions: 0,
+            preempted: Vec::new(),
             divergence: None,
         }
     }
 
-    /// Preemptions in the replayed execution: switches away from a thread
-    /// that could have gone on.
-    pub(crate) fn preemptions(&self) -> usize {
-        self.preemptions
+    /// The steps of the replayed execution that were preemptions: switches
+    /// away from a thread that could have gone on.
+    pub(crate) fn preempted(&self) -> &[usize] {
+        &self.preempted
     }
 
     /// Choices of the schedule used so far, and how many it has.
@@ -115,7 +116,8 @@ pub(crate) struct Divergence {
     threads: Vec<ThreadIdx>,
 }
 
-fn steps_so_far(execution: &Execution) -> usize {
+/// Steps (visible operations other than exits) performed so far.
+pub(crate) fn steps_so_far(execution: &Execution) -> usize {
     execution
         .events()
         .iter()
@@ -284,7 +286,7 @@ impl Scheduler for Replay {
         }
         let last = last_thread(execution);
         if t != last && point.enabled.contains(&last) {
-            self.preemptions += 1;
+            self.preempted.push(steps_so_far(execution) + 1);
         }
         Ok(t)
     }

@@ -107,7 +107,7 @@ fn explore_test(config: &Config, runner: &mut Runner<'_>, progress: &mut Progres
                     &mut report,
                     format!(
                         "kase: warning: cannot read the regression file {}: {e}",
-                        path.display()
+                        persist::shown(path)
                     ),
                 );
                 Vec::new()
@@ -127,7 +127,7 @@ fn explore_test(config: &Config, runner: &mut Runner<'_>, progress: &mut Progres
             } else {
                 format!(" (when saved: {})", entry.comment)
             };
-            let at = format!("{}:{}", path.display(), entry.line);
+            let at = format!("{}:{}", persist::shown(path), entry.line);
             match failure {
                 Some(f) if f.kind() == FailureKind::Nondeterminism => {
                     let why = f.to_string();
@@ -189,7 +189,7 @@ fn explore_test(config: &Config, runner: &mut Runner<'_>, progress: &mut Progres
             match config.persist {
                 Persist::Print => {
                     let line = persist::line(test, failure);
-                    eprintln!("kase: add this line to {}:\n{line}", path.display());
+                    eprintln!("kase: add this line to {}:\n{line}", persist::shown(path));
                     failure.set_saved(Saved::Printed {
                         path: path.clone(),
                         line,
@@ -200,7 +200,7 @@ fn explore_test(config: &Config, runner: &mut Runner<'_>, progress: &mut Progres
                     Err(e) => {
                         let warning = format!(
                             "kase: warning: cannot write the regression file {}: {e}",
-                            path.display()
+                            persist::shown(path)
                         );
                         eprintln!("{warning}");
                         report.warnings.push(warning);

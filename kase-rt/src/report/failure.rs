@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::exec::{Action, Event, Fault, ObjectKind, OpKind, ThreadIdx};
+use crate::report::persist::shown;
 use crate::report::Schedule;
 
 /// What kind of failure kase found.
@@ -81,7 +82,8 @@ pub struct Failure {
     /// `file:line:column` of the panic, for [`FailureKind::Panic`].
     panic_location: Option<String>,
     payload: Option<Box<dyn Any + Send>>,
-    preemptions: Option<usize>,
+    /// The steps (1-based) that preempted another thread, once counted.
+    preempted: Option<Vec<usize>>,
     first_found: Option<FirstFound>,
     notes: Vec<String>,
     origin: Option<(PathBuf, usize)>,
@@ -256,7 +258,7 @@ impl Failure {
             message,
             panic_location,
             payload,
-            preemptions: None,
+            preempted: None,
             first_found: None,
             notes: Vec::new(),
             origin: None,
@@ -299,7 +301,7 @@ impl Failure {
     /// that could have gone on. `None` if they were not counted (for a
     /// nondeterminism failure, or when counting was not possible).
     pub fn preemptions(&self) -> Option<usize> {
-        self.preemptions
+        self.preempted.as_ref().map(Vec::len)
     }
 
     /// When kase replaced the first failing interleaving it found by one
@@ -338,8 +340,9 @@ impl Failure {
         self.kind == other.kind && self.panic_location == other.panic_location
     }
 
-    pub(crate) fn set_preemptions(&mut self, n: usize) {
-        self.preemptions = Some(n);
+    /// Records which steps (1-based) preempted another thread.
+    pub(crate) fn set_preempted(&mut self, steps: Vec<usize>) {
+        self.preempted = Some(steps);
     }
 
     pub(crate) fn set_first_found(&mut self, first: FirstFound) {
@@ -406,7 +409,7 @@ impl fmt::Display for Failure {
                 f,
                 "note: this schedule was saved in {}:{line} and replayed before exploring; the failure \
                  is still there",
-                path.display()
+                shown(path)
             )?;
         }
         writeln!(f)?;
@@ -415,7 +418,7 @@ impl fmt::Display for Failure {
             "Interleaving ({}",
             plural(self.steps.len(), "step", "steps")
         )?;
-        if let Some(p) = self.preemptions {
+        if let Some(p) = self.preemptions() {
             write!(f, ", {}", plural(p, "preemption", "preemptions"))?;
         }
         writeln!(f, "):")?;
@@ -438,14 +441,26 @@ impl fmt::Display for Failure {
             "  {:>4}  {:tw$}  {:ow$}  location",
             "step", "thread", "operation"
         )?;
+        let preempted = self.preempted.as_deref().unwrap_or_default();
         for (i, s) in self.steps.iter().enumerate() {
+            let mark = if preempted.contains(&(i + 1)) {
+                '*'
+            } else {
+                ' '
+            };
             writeln!(
                 f,
-                "  {:>4}  {:tw$}  {:ow$}  {}",
+                "  {:>4}{mark} {:tw$}  {:ow$}  {}",
                 i + 1,
                 s.thread,
                 s.operation,
                 s.location
+            )?;
+        }
+        if preempted.iter().any(|&step| step <= self.steps.len()) {
+            writeln!(
+                f,
+                "  (* a preemption: the thread before could have gone on)"
             )?;
         }
         writeln!(f)?;
@@ -455,12 +470,11 @@ impl fmt::Display for Failure {
         }
         write!(f, "Schedule: {}", self.schedule)?;
         if let Some(first) = &self.first_found {
-            let now = self.preemptions.unwrap_or(0);
+            let now = self.preemptions().unwrap_or(0);
             write!(
                 f,
                 "\nSimplified: the first failing interleaving kase found had {} and {} ({}); \
-                 this one has {} (a preemption is a switch away from a thread that could have gone \
-                 on; {} searched)",
+                 this one has {} ({} searched).",
                 plural(first.preemptions, "preemption", "preemptions"),
                 plural(first.steps, "step", "steps"),
                 first.schedule,
@@ -472,12 +486,12 @@ impl fmt::Display for Failure {
             Some(Saved::File(path)) => write!(
                 f,
                 "\nSaved to {} (check it in): kase replays it before exploring this test.",
-                path.display()
+                shown(path)
             )?,
             Some(Saved::Printed { path, line }) => write!(
                 f,
                 "\nKASE_PERSIST=print: add this line to {} to replay it before exploring this test:\n    {line}",
-                path.display()
+                shown(path)
             )?,
             None => {}
         }

@@ -158,7 +158,7 @@ pub(crate) fn load(path: &Path, test: &TestId) -> io::Result<(Vec<Entry>, Vec<St
             format!(
                 "kase: warning: {}:{line}: {why}; the line is skipped (kase never rewrites this \
                  file: fix or delete the line by hand)",
-                path.display()
+                shown(path)
             )
         };
         if rest.is_empty() {
@@ -248,6 +248,17 @@ pub(crate) fn append(path: &Path, test: &TestId, failure: &Failure) -> io::Resul
         Err(e) => return Err(e),
     }
     Ok(true)
+}
+
+/// `path` relative to the current directory if it is inside it (as the
+/// crate's directory is under `cargo test`), else as it is.
+pub(crate) fn shown(path: &Path) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok())
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 /// Where a test's regression file lives: `dir`, else `crate_dir/kase-regressions`,
