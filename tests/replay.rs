@@ -87,6 +87,7 @@ fn the_report_shows_the_table_message_source_file_schedule_and_replay_command() 
     let report = Builder::new()
         .name("replay::lost_update_report")
         .persist(Persist::Off)
+        .minimize(1000)
         .explore(lost_update);
     let failure = report.failure().unwrap();
     let text = failure.to_string();
@@ -366,7 +367,10 @@ fn the_simplified_failure_has_no_more_preemptions_than_the_first_one() {
         let first_preemptions = first.preemptions().expect("counted");
         assert!(first.first_found().is_none());
 
-        let report = Builder::new().strategy(strategy).explore(three_counters);
+        let report = Builder::new()
+            .strategy(strategy)
+            .minimize(1000)
+            .explore(three_counters);
         let best = report.failure().expect("an update is lost");
         assert_eq!(best.kind(), FailureKind::Panic);
         let best_preemptions = best.preemptions().expect("counted");

@@ -129,6 +129,15 @@ impl Builder {
         ) {
             config.progress = Some(p);
         }
+        if std::env::var_os("KASE_BACKTRACE").is_some_and(|v| !v.is_empty() && v != "0") {
+            static NOTED: std::sync::Once = std::sync::Once::new();
+            NOTED.call_once(|| {
+                eprintln!(
+                    "kase: KASE_BACKTRACE is not supported yet: reports show the source location of \
+                     each step only"
+                );
+            });
+        }
         if let Ok(value) = std::env::var("KASE_REPLAY") {
             match value.parse::<Schedule>() {
                 Ok(s) => config.replay = Some(s),
