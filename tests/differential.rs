@@ -52,6 +52,8 @@ enum Op {
     /// `wait_timeout` on the condvar with mutex 0 (records whether it timed
     /// out).
     TimedWait,
+    /// Spin (`spin_loop`) until atomic `a` holds `v`.
+    AwaitEq(usize, usize),
 }
 
 #[derive(Clone, Debug)]
@@ -115,7 +117,8 @@ fn gen_ops(
                     }
                 }
             }
-            11 => Op::TryWrite(rng.below(2)),
+            11 if rng.below(2) == 0 => Op::TryWrite(rng.below(2)),
+            11 => Op::AwaitEq(a, 1),
             12 => Op::Notify(rng.below(2) == 0),
             _ => {
                 // A timed wait is six visible operations: charge for them.
@@ -208,6 +211,11 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String) {
                 let (_g, r) = s.condvar.wait_timeout(g, Duration::from_millis(1)).unwrap();
                 write!(seen, "t{}", u8::from(r.timed_out())).unwrap();
             }
+            Op::AwaitEq(a, v) => {
+                while s.atomics[*a].load(SeqCst) != *v {
+                    kase::hint::spin_loop();
+                }
+            }
             Op::IfEq(a, v, inner) => {
                 if s.atomics[*a].load(SeqCst) == *v {
                     seen.push('y');
@@ -223,7 +231,8 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String) {
 /// Explores `p` under `builder`, returning the report and the outcomes seen.
 fn explore(p: &Program, builder: Builder) -> (Report, BTreeSet<String>) {
     let outcomes = std::sync::Mutex::new(BTreeSet::new());
-    let report = builder.explore(|| {
+    // Only failure kinds are compared: no time on simpler counterexamples.
+    let report = builder.minimize(0).explore(|| {
         let s = Arc::new(Shared {
             atomics: (0..p.atomics).map(|_| AtomicUsize::new(0)).collect(),
             mutexes: (0..p.mutexes).map(|_| Mutex::new(())).collect(),

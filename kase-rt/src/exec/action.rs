@@ -84,7 +84,9 @@ pub enum OpKind {
     IsFinished,
     /// A thread's last event, after its closure returned.
     Exit,
-    /// `yield_now` / `spin_loop`: a scheduling point touching nothing.
+    /// `yield_now` / `spin_loop` / `sleep`: a scheduling point. After a
+    /// spinning iteration it is a read of the object spun on, enabled once
+    /// another thread modifies it (see `exec/spin.rs`).
     Yield,
     /// `fence`: orders memory, touches no object.
     Fence,
@@ -132,6 +134,7 @@ impl OpKind {
                 | OpKind::ReadLock
                 | OpKind::TryReadLock
                 | OpKind::ReadUnlock
+                | OpKind::Yield
         )
     }
 

@@ -12,6 +12,7 @@ use super::continuation::{Body, Continuation, CoroutineThread, Resumed, StackPoo
 use super::hb::{CellAccess, ThreadHb};
 use super::object::{ObjectDetail, ObjectHandle, ObjectState};
 use super::panic::{self, PanicInfo};
+use super::spin::SpinTrack;
 use super::thread::{Pending, ThreadInterner, ThreadState};
 use super::EXECUTION;
 
@@ -27,6 +28,8 @@ pub struct Event {
     /// Dependence clock: for each thread, how many of its events precede this
     /// one in the Mazurkiewicz trace (program order plus dependence).
     pub clock: VectorClock,
+    /// Whether it changed its object (a failed CAS or try-lock did not).
+    pub modified: bool,
 }
 
 /// Why an execution stopped early.
@@ -147,6 +150,8 @@ pub struct Execution {
     spurious_wakeups: bool,
     /// The clock of every SeqCst fence so far.
     sc_fences: VectorClock,
+    /// Set by the running operation's effect when it changed nothing.
+    unmodified: bool,
     /// Visible operations performed by unwinding threads (no choice point).
     unwinding_steps: u64,
 }
@@ -158,6 +163,7 @@ impl Execution {
             max_steps: limits.max_steps,
             spurious_wakeups: limits.spurious_wakeups,
             sc_fences: VectorClock::new(),
+            unmodified: false,
             unwinding_steps: 0,
             threads: Vec::new(),
             objects: Vec::new(),
@@ -262,6 +268,15 @@ impl Execution {
         let Some(object) = pending.action.object else {
             return true;
         };
+        if pending.action.kind == OpKind::Yield {
+            // A spinning thread waits for a modification it has not seen.
+            let seen = self
+                .thread(pending.action.thread)
+                .spin
+                .waits_on()
+                .map_or(0, |(_, n)| n);
+            return self.objects[object.0 as usize].modifications > seen;
+        }
         self.objects[object.0 as usize].enabled(pending.action.kind, pending.action.thread)
     }
 
@@ -284,9 +299,12 @@ impl Execution {
         kind: OpKind,
         location: &'static Location<'static>,
     ) -> Option<*const dyn Suspend> {
+        let spins_on = (kind == OpKind::Yield && !self.teardown)
+            .then(|| self.thread(self.current).spin.waits_on())
+            .flatten();
         let action = Action {
             thread: self.current,
-            object,
+            object: spins_on.map(|(o, _)| o).or(object),
             kind,
         };
         let pending = Pending { action, location };
@@ -383,6 +401,7 @@ impl Execution {
             location: pending.location,
             value: None,
             clock,
+            modified: false,
         });
         let at = self.events.len() - 1;
         // The effect sees the gate before the operation (a try-lock asks
@@ -390,11 +409,32 @@ impl Execution {
         let acquires = action
             .object
             .is_some_and(|o| self.objects[o.0 as usize].acquires(action.kind, t));
+        let try_failed = matches!(action.kind, OpKind::TryLock | OpKind::TryReadLock)
+            && action
+                .object
+                .is_some_and(|o| !self.objects[o.0 as usize].try_succeeds(action.kind));
         let (result, value) = effect(self, &action);
+        let modified = action.kind.writes()
+            && action.kind != OpKind::Yield
+            && !try_failed
+            && !std::mem::take(&mut self.unmodified);
+        let mut mods = 0;
         if let Some(object) = action.object {
             self.synchronise(t, object, action.kind, acquires);
-            self.objects[object.0 as usize].pass_gate(action.kind, t);
+            let obj = &mut self.objects[object.0 as usize];
+            obj.pass_gate(action.kind, t);
+            obj.modifications += u64::from(modified);
+            mods = obj.modifications;
         }
+        let thread = self.thread_mut(t);
+        if action.kind == OpKind::Yield {
+            thread.spin = SpinTrack::Nothing;
+        } else {
+            thread
+                .spin
+                .record(action.object, action.kind, modified, mods);
+        }
+        self.events[at].modified = modified;
         self.thread_mut(t).hb.tick(t);
         self.events[at].value = value;
         result
@@ -439,6 +479,12 @@ impl Execution {
             .expect("kase internal error: unknown thread")
             .hb
             .atomic(kind, order, sync);
+    }
+
+    /// Tells `perform` that the current operation (a failed
+    /// compare-exchange) changed nothing.
+    pub(crate) fn note_unmodified(&mut self) {
+        self.unmodified = true;
     }
 
     /// Happens-before of a fence.

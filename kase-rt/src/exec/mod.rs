@@ -13,6 +13,7 @@ pub mod hb;
 pub(crate) mod local;
 pub mod object;
 pub mod panic;
+pub(crate) mod spin;
 pub(crate) mod thread;
 
 use std::cell::RefCell;

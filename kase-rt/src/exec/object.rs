@@ -147,6 +147,8 @@ pub(crate) struct ObjectState {
     pub gate_reads: Vec<(ThreadIdx, OpKind)>,
     /// Happens-before: what its last release (sequence) published.
     pub sync: VectorClock,
+    /// Operations that changed it so far (spinning threads wait for more).
+    pub modifications: u64,
     /// Happens-before: what `RwLock` readers published on leaving.
     pub read_release: VectorClock,
 }
@@ -160,6 +162,7 @@ impl ObjectState {
             gate: Gate::Open,
             gate_reads: Vec::new(),
             sync: VectorClock::new(),
+            modifications: 0,
             read_release: VectorClock::new(),
         };
         state.gate = Gate::initial(state.kind());

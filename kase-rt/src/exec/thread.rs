@@ -9,6 +9,7 @@ use super::clock::VectorClock;
 use super::continuation::Suspend;
 use super::hb::ThreadHb;
 use super::local::Locals;
+use super::spin::SpinTrack;
 
 /// Names threads by spawn path: the `k`-th child of a parent is the same
 /// logical thread in every execution, whatever ran in between.
@@ -70,6 +71,8 @@ pub(crate) struct ThreadState {
     pub park: Option<ObjectIdx>,
     /// Its happens-before clocks.
     pub hb: ThreadHb,
+    /// What it did since its last yield (is it spinning?).
+    pub spin: SpinTrack,
     /// Its `thread_local!` values.
     pub locals: Locals,
 }
@@ -87,6 +90,7 @@ impl ThreadState {
             suspender: None,
             park: None,
             hb: ThreadHb::default(),
+            spin: SpinTrack::Nothing,
             locals: Locals::default(),
         }
     }

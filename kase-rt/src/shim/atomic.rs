@@ -38,6 +38,9 @@ fn access<R>(
         let result = op();
         let value = shown(&result);
         let (as_kind, order) = sync(&result);
+        if kind == OpKind::CompareExchange && as_kind == OpKind::Load {
+            e.note_unmodified(); // a failed compare-exchange writes nothing
+        }
         e.atomic_hb(object, as_kind, order);
         (result, Some(value))
     })

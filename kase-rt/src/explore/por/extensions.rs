@@ -74,9 +74,18 @@ impl Por {
             .and_then(|p| self.u.frontier(p, name))
             .unwrap_or_default();
         let start = chain.iter().position(|&w| w == seen.write).unwrap_or(0);
+        // A spinning yield waits for a modification after the write its
+        // thread last saw (exec/spin.rs).
+        let mut modified_since_seen = false;
         for &w in &chain[start..] {
             if w.is_some_and(|w| self.after_pred(w, t, pred)) {
                 break; // later writes have this one in their history too
+            }
+            if w != seen.write {
+                modified_since_seen |= w.is_some_and(|w| self.u.get(w).modified);
+            }
+            if kind == OpKind::Yield && !modified_since_seen {
+                continue;
             }
             let gate = self.u.gate_after(name, w);
             if !kind.writes() {

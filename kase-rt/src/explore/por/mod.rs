@@ -205,6 +205,7 @@ impl Por {
             ));
         }
         let (id, _) = self.u.intern(t, kind, name, pred, preds);
+        self.u.set_modified(id, ev.modified);
         if let Some(n) = name {
             // The same action met under another name (a known event, or the
             // label) means both names denote this object.

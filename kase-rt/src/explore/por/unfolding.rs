@@ -61,6 +61,9 @@ pub(crate) struct Event {
     /// For a write: its object's gate after it (which operations it
     /// enables). `Gate::Open` for reads and events without an object.
     pub gate: Gate,
+    /// Whether it changed its object when it ran (a failed CAS did not);
+    /// false until it has run.
+    pub modified: bool,
 }
 
 /// The events of `U` and the index that identifies them across executions.
@@ -123,6 +126,13 @@ impl Unfolding {
         }
         if let Some(kind) = self.kinds.remove(&moved) {
             self.kinds.entry(keep).or_insert(kind);
+        }
+    }
+
+    /// Records that `e` changed its object when it ran.
+    pub(crate) fn set_modified(&mut self, e: EventId, modified: bool) {
+        if let Some(ev) = self.events[e as usize].as_mut() {
+            ev.modified = modified;
         }
     }
 
@@ -255,6 +265,7 @@ impl Unfolding {
             tmax,
             frontiers,
             gate,
+            modified: false,
         };
         if id as usize == self.events.len() {
             self.events.push(Some(event));
