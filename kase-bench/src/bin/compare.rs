@@ -1,0 +1,874 @@
+//! Runs the benchmark programs under kase (optimal POR), loom and shuttle's
+//! exhaustive DFS side by side and writes a Markdown table.
+//!
+//! ```text
+//! cargo run --release -p kase-bench --bin compare -- [--quick] [--timeout SECS]
+//!     [--out FILE] [--tools kase,loom,shuttle] [FILTER ...]
+//! ```
+//!
+//! Each cell runs in a child process of this binary
+//! (`compare --cell TOOL PROGRAM PARAMS...`), killed after the timeout
+//! (default 120 s). The child reports executions, sleep-set-blocked
+//! executions, the exploration's wall time and its peak resident memory
+//! (`VmHWM`). A `FILTER` keeps the programs whose name contains it.
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use kase_bench::catalog::{self, group, Expected, Program, LOOM_MAX_SPAWNED, PROGRAMS};
+
+const TOOLS: [&str; 3] = ["kase", "loom", "shuttle"];
+
+const USAGE: &str = "\
+usage: compare [--quick] [--timeout SECS] [--out FILE] [--tools kase,loom,shuttle] [FILTER ...]
+       compare --cell TOOL PROGRAM [PARAMS ...]
+       compare --list";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--cell") {
+        return cell(&args[1..]);
+    }
+    match Options::parse(&args) {
+        Ok(Some(options)) => compare(&options),
+        Ok(None) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("compare: {e}\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The child: one tool on one program.
+
+/// Invocations of the model closure, for every tool (loom and shuttle do not
+/// return a count).
+static INVOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// Set once a `RESULT` line has been printed (by the panic hook).
+static REPORTED: AtomicBool = AtomicBool::new(false);
+
+/// When the exploration started.
+static START: OnceLock<Instant> = OnceLock::new();
+
+/// loom aborts the process when a deadlocked execution is torn down ("panic
+/// in a destructor during cleanup"), so the result is printed from the panic
+/// hook as soon as loom or shuttle reports the deadlock.
+fn report_deadlocks_from_the_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("");
+        if msg.contains("deadlock") && !REPORTED.swap(true, Ordering::SeqCst) {
+            let secs = START.get().map_or(0.0, |s| s.elapsed().as_secs_f64());
+            println!(
+                "RESULT execs={} blocked=0 secs={secs} rss_kb={} status=deadlock",
+                INVOCATIONS.load(Ordering::Relaxed),
+                peak_rss_kb().unwrap_or(0)
+            );
+        }
+        default(info);
+    }));
+}
+
+fn cell(args: &[String]) -> ExitCode {
+    let (Some(tool), Some(name)) = (args.first(), args.get(1)) else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let Some(program) = catalog::find(name) else {
+        eprintln!("compare --cell: unknown program {name}");
+        return ExitCode::from(2);
+    };
+    let params: Vec<usize> = match args[2..].iter().map(|a| a.parse()).collect() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("compare --cell: bad parameter: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if params.len() != program.arity {
+        eprintln!(
+            "compare --cell: {name} takes {} parameter(s) ({})",
+            program.arity, program.params
+        );
+        return ExitCode::from(2);
+    }
+    // Progress for the parent, so a timed-out cell still says how far it got.
+    std::thread::spawn(|| loop {
+        std::thread::sleep(Duration::from_millis(500));
+        println!("PROGRESS {}", INVOCATIONS.load(Ordering::Relaxed));
+    });
+    if tool != "kase" {
+        report_deadlocks_from_the_panic_hook();
+    }
+    let start = *START.get_or_init(Instant::now);
+    let (blocked, status) = match tool.as_str() {
+        "kase" => run_kase(program, params),
+        "loom" => run_loom(program, params),
+        "shuttle" => run_shuttle(program, params),
+        other => {
+            eprintln!("compare --cell: unknown tool {other}");
+            return ExitCode::from(2);
+        }
+    };
+    let secs = start.elapsed().as_secs_f64();
+    if REPORTED.load(Ordering::SeqCst) {
+        return ExitCode::SUCCESS;
+    }
+    let executions = match tool.as_str() {
+        "kase" => blocked.0,
+        _ => INVOCATIONS.load(Ordering::Relaxed),
+    };
+    println!(
+        "RESULT execs={executions} blocked={} secs={secs} rss_kb={} status={}",
+        blocked.1,
+        peak_rss_kb().unwrap_or(0),
+        status.replace('\n', " ")
+    );
+    ExitCode::SUCCESS
+}
+
+/// Returns ((executions, sleep-set-blocked), status).
+fn run_kase(program: &'static Program, params: Vec<usize>) -> ((u64, u64), String) {
+    let report = kase::Builder::new().explore(move || {
+        INVOCATIONS.fetch_add(1, Ordering::Relaxed);
+        (program.kase)(&params)
+    });
+    let status = match report.failure() {
+        Some(f) => f.kind().to_string(),
+        None if report.complete() => "ok".to_string(),
+        None => "incomplete".to_string(),
+    };
+    ((report.executions(), report.sleep_set_blocked()), status)
+}
+
+fn run_loom(program: &'static Program, params: Vec<usize>) -> ((u64, u64), String) {
+    let mut builder = loom::model::Builder::new();
+    // Exhaustive: no preemption bound, no budget, room for long executions.
+    builder.max_branches = 1_000_000;
+    builder.preemption_bound = None;
+    builder.max_permutations = None;
+    builder.max_duration = None;
+    builder.checkpoint_file = None;
+    builder.log = false;
+    builder.location = false;
+    let status = catch(move || {
+        builder.check(move || {
+            INVOCATIONS.fetch_add(1, Ordering::Relaxed);
+            (program.loom)(&params)
+        })
+    });
+    ((0, 0), status)
+}
+
+fn run_shuttle(program: &'static Program, params: Vec<usize>) -> ((u64, u64), String) {
+    let status = catch(move || {
+        shuttle::check_dfs(
+            move || {
+                INVOCATIONS.fetch_add(1, Ordering::Relaxed);
+                (program.shuttle)(&params)
+            },
+            None,
+        )
+    });
+    ((0, 0), status)
+}
+
+/// Runs `f`; "ok", "deadlock", or "panic: <message>".
+fn catch(f: impl FnOnce()) -> String {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(()) => "ok".to_string(),
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "(non-string payload)".to_string());
+            if msg.to_lowercase().contains("deadlock") {
+                "deadlock".to_string()
+            } else {
+                format!("panic: {}", msg.lines().next().unwrap_or(""))
+            }
+        }
+    }
+}
+
+/// The process's peak resident set size, from `/proc/self/status`.
+fn peak_rss_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+// ---------------------------------------------------------------------------
+// The parent: run every cell, print the table.
+
+struct Options {
+    quick: bool,
+    timeout: Duration,
+    out: Option<String>,
+    tools: Vec<&'static str>,
+    filters: Vec<String>,
+    command: String,
+}
+
+impl Options {
+    fn parse(args: &[String]) -> Result<Option<Options>, String> {
+        let mut options = Options {
+            quick: false,
+            timeout: Duration::from_secs(120),
+            out: None,
+            tools: TOOLS.to_vec(),
+            filters: Vec::new(),
+            command: std::iter::once("compare")
+                .chain(args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let mut value = |name: &str| {
+                args.next()
+                    .cloned()
+                    .ok_or_else(|| format!("{name} needs a value"))
+            };
+            match arg.as_str() {
+                "--quick" => options.quick = true,
+                "--timeout" => {
+                    let v = value("--timeout")?;
+                    let secs: f64 = v
+                        .trim_end_matches('s')
+                        .parse()
+                        .map_err(|_| format!("--timeout: not a number of seconds: {v}"))?;
+                    options.timeout = Duration::from_secs_f64(secs);
+                }
+                "--out" => options.out = Some(value("--out")?),
+                "--tools" => {
+                    let v = value("--tools")?;
+                    options.tools = v
+                        .split(',')
+                        .map(|t| {
+                            TOOLS
+                                .iter()
+                                .copied()
+                                .find(|k| *k == t)
+                                .ok_or_else(|| format!("--tools: unknown tool {t}"))
+                        })
+                        .collect::<Result<_, _>>()?;
+                }
+                "--list" => {
+                    for p in PROGRAMS {
+                        println!("{} ({})", p.name, p.params);
+                    }
+                    return Ok(None);
+                }
+                "-h" | "--help" => {
+                    println!("{USAGE}");
+                    return Ok(None);
+                }
+                flag if flag.starts_with('-') => return Err(format!("unknown option {flag}")),
+                filter => options.filters.push(filter.to_string()),
+            }
+        }
+        Ok(Some(options))
+    }
+}
+
+/// What one cell produced.
+#[derive(Clone, Debug)]
+enum Outcome {
+    Done {
+        executions: u64,
+        blocked: u64,
+        secs: f64,
+        rss_kb: u64,
+        status: String,
+    },
+    TimedOut {
+        progress: u64,
+    },
+    /// A smaller instance of the same program timed out with this tool.
+    Skipped,
+    /// The tool cannot run the program (loom's thread limit).
+    NotApplicable,
+    Crashed(String),
+}
+
+struct Row {
+    program: &'static Program,
+    params: Vec<usize>,
+    cells: Vec<(&'static str, Outcome)>,
+}
+
+fn compare(options: &Options) -> ExitCode {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("compare: cannot find my own executable: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let selected: Vec<&'static Program> = PROGRAMS
+        .iter()
+        .filter(|p| {
+            options.filters.is_empty()
+                || options.filters.iter().any(|f| p.name.contains(f.as_str()))
+        })
+        .collect();
+    if selected.is_empty() {
+        eprintln!("compare: no program matches {:?}", options.filters);
+        return ExitCode::from(2);
+    }
+    let started = Instant::now();
+    let mut rows = Vec::new();
+    for program in selected {
+        let mut timed_out = Vec::new();
+        let sets = if options.quick {
+            program.quick
+        } else {
+            program.rows
+        };
+        for params in sets.iter() {
+            let params = params.to_vec();
+            let mut cells = Vec::new();
+            for &tool in &options.tools {
+                let outcome = if tool == "loom" && (program.threads)(&params) > LOOM_MAX_SPAWNED {
+                    Outcome::NotApplicable
+                } else if timed_out.contains(&tool) {
+                    Outcome::Skipped
+                } else {
+                    run_child(&exe, tool, program, &params, options.timeout)
+                };
+                if matches!(outcome, Outcome::TimedOut { .. }) {
+                    timed_out.push(tool);
+                }
+                eprintln!(
+                    "{:>20} {:<8} {:<8} {}",
+                    program.name,
+                    params_text(&params),
+                    tool,
+                    describe(&outcome)
+                );
+                cells.push((tool, outcome));
+            }
+            rows.push(Row {
+                program,
+                params,
+                cells,
+            });
+        }
+    }
+    let markdown = render(options, &rows, started.elapsed());
+    print!("{markdown}");
+    if let Some(path) = &options.out {
+        if let Err(e) = std::fs::write(path, &markdown) {
+            eprintln!("compare: cannot write {path}: {e}");
+            return ExitCode::FAILURE;
+        }
+        eprintln!("wrote {path}");
+    }
+    ExitCode::SUCCESS
+}
+
+fn run_child(
+    exe: &std::path::Path,
+    tool: &str,
+    program: &Program,
+    params: &[usize],
+    timeout: Duration,
+) -> Outcome {
+    let mut command = Command::new(exe);
+    command
+        .arg("--cell")
+        .arg(tool)
+        .arg(program.name)
+        .args(params.iter().map(|p| p.to_string()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // Budgets or bounds from the environment would change what is measured.
+    for (key, _) in std::env::vars() {
+        if key.starts_with("KASE_") || key.starts_with("LOOM_") {
+            command.env_remove(key);
+        }
+    }
+    let mut child = match command.spawn() {
+        Ok(c) => c,
+        Err(e) => return Outcome::Crashed(format!("spawn failed: {e}")),
+    };
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().expect("piped stdout");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+    let stderr = child.stderr.take().expect("piped stderr");
+    let tail = stderr_tail.clone();
+    let stderr_reader = std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let mut tail = tail.lock().unwrap();
+            tail.push_back(line);
+            if tail.len() > 8 {
+                tail.pop_front();
+            }
+        }
+    });
+    let deadline = Instant::now() + timeout;
+    let mut progress = 0;
+    let mut result = None;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                if let Some(n) = line.strip_prefix("PROGRESS ") {
+                    progress = n.trim().parse().unwrap_or(progress);
+                } else if let Some(r) = line.strip_prefix("RESULT ") {
+                    result = Some(r.to_string());
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Outcome::TimedOut { progress };
+            }
+        }
+    }
+    let status = child.wait();
+    let _ = stderr_reader.join();
+    match result.as_deref().and_then(parse_result) {
+        Some(outcome) => outcome,
+        None => {
+            let tail: Vec<String> = stderr_tail.lock().unwrap().iter().cloned().collect();
+            let why = match status {
+                Ok(s) => s.to_string(),
+                Err(e) => e.to_string(),
+            };
+            Outcome::Crashed(format!("{why}: {}", tail.join(" / ")))
+        }
+    }
+}
+
+fn parse_result(line: &str) -> Option<Outcome> {
+    let (fields, status) = line.split_once(" status=")?;
+    let mut executions = None;
+    let mut blocked = None;
+    let mut secs = None;
+    let mut rss_kb = None;
+    for field in fields.split_whitespace() {
+        let (key, value) = field.split_once('=')?;
+        match key {
+            "execs" => executions = value.parse().ok(),
+            "blocked" => blocked = value.parse().ok(),
+            "secs" => secs = value.parse().ok(),
+            "rss_kb" => rss_kb = value.parse().ok(),
+            _ => {}
+        }
+    }
+    Some(Outcome::Done {
+        executions: executions?,
+        blocked: blocked?,
+        secs: secs?,
+        rss_kb: rss_kb?,
+        status: status.to_string(),
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Rendering.
+
+fn params_text(params: &[usize]) -> String {
+    params
+        .iter()
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn time_text(secs: f64) -> String {
+    if secs < 0.001 {
+        format!("{:.0} µs", secs * 1e6)
+    } else if secs < 1.0 {
+        format!("{:.1} ms", secs * 1e3)
+    } else if secs < 100.0 {
+        format!("{secs:.2} s")
+    } else {
+        format!("{secs:.0} s")
+    }
+}
+
+fn describe(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Done {
+            executions,
+            blocked,
+            secs,
+            rss_kb,
+            status,
+        } => format!(
+            "{status}: {executions} executions ({blocked} blocked), {}, {} MiB",
+            time_text(*secs),
+            rss_kb / 1024
+        ),
+        Outcome::TimedOut { progress } => format!("timed out after {progress} executions"),
+        Outcome::Skipped => "skipped (a smaller instance timed out)".to_string(),
+        Outcome::NotApplicable => "n/a (more than 4 spawned threads)".to_string(),
+        Outcome::Crashed(why) => format!("crashed: {why}"),
+    }
+}
+
+/// The executions cell: the count, or how the tool stopped.
+fn executions_text(outcome: &Outcome, expected: Option<Expected>, flag_mismatch: bool) -> String {
+    match outcome {
+        Outcome::Done {
+            executions, status, ..
+        } => {
+            let n = group(*executions);
+            match status.as_str() {
+                "ok" => match expected {
+                    Some(Expected::Traces(e)) if flag_mismatch && e != *executions => {
+                        format!("**{n}** ≠")
+                    }
+                    _ => n,
+                },
+                "deadlock" => match expected {
+                    Some(Expected::Deadlock { .. }) => format!("deadlock @ {n}"),
+                    _ => format!("**deadlock @ {n}**"),
+                },
+                other => {
+                    let kind = other.split(':').next().unwrap_or(other);
+                    format!("**{kind} @ {n}**")
+                }
+            }
+        }
+        Outcome::TimedOut { progress } => format!("≥ {}", group(*progress)),
+        Outcome::Skipped => "—".to_string(),
+        Outcome::NotApplicable => "n/a".to_string(),
+        Outcome::Crashed(_) => "**crash**".to_string(),
+    }
+}
+
+fn timeout_text(timeout: Duration) -> String {
+    format!(">{} s", timeout.as_secs_f64().round())
+}
+
+fn time_cell(outcome: &Outcome, timeout: Duration) -> String {
+    match outcome {
+        Outcome::Done { secs, .. } => time_text(*secs),
+        Outcome::TimedOut { .. } => timeout_text(timeout),
+        Outcome::Skipped => format!("{} (skipped)", timeout_text(timeout)),
+        Outcome::NotApplicable | Outcome::Crashed(_) => "—".to_string(),
+    }
+}
+
+fn secs_of(outcome: &Outcome) -> Option<f64> {
+    match outcome {
+        Outcome::Done { secs, status, .. } if status == "ok" || status == "deadlock" => Some(*secs),
+        _ => None,
+    }
+}
+
+fn executions_of(outcome: &Outcome) -> Option<u64> {
+    match outcome {
+        Outcome::Done {
+            executions, status, ..
+        } if status == "ok" => Some(*executions),
+        _ => None,
+    }
+}
+
+fn command_output(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn machine() -> String {
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get().to_string())
+        .unwrap_or_else(|_| "?".to_string());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_string());
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            let kb: u64 = info
+                .lines()
+                .find(|l| l.starts_with("MemTotal:"))?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            Some(format!(", {:.0} GiB RAM", kb as f64 / (1024.0 * 1024.0)))
+        })
+        .unwrap_or_default();
+    let rustc = command_output("rustc", &["--version"]).unwrap_or_else(|| "rustc ?".to_string());
+    format!("{cpus} CPUs (`nproc`), {cpu}{memory}; {rustc}; release build")
+}
+
+fn render(options: &Options, rows: &[Row], elapsed: Duration) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "# Benchmarks: kase, loom and shuttle side by side\n");
+    let _ = writeln!(
+        md,
+        "Generated by `cargo run --release -p kase-bench --bin {}` \
+         (per-cell timeout {} s; the whole run took {:.0} s).\n",
+        options.command,
+        options.timeout.as_secs_f64(),
+        elapsed.as_secs_f64()
+    );
+    let _ = writeln!(md, "- Machine: {}.", machine());
+    if let Some(commit) = command_output("git", &["rev-parse", "--short", "HEAD"]) {
+        let dirty = command_output(
+            "git",
+            &[
+                "status",
+                "--porcelain",
+                "--",
+                "kase-rt",
+                "src",
+                "Cargo.toml",
+            ],
+        )
+        .is_some_and(|s| !s.is_empty());
+        let _ = writeln!(
+            md,
+            "- kase at commit `{commit}`{}.",
+            if dirty {
+                " (the work tree had uncommitted changes to the runtime)"
+            } else {
+                ""
+            }
+        );
+    }
+    let _ = writeln!(
+        md,
+        "- Tools: kase `Strategy::Por` with optimal alternatives (the default; no \
+         critical-section peeking, a CAS counts as a write); loom 0.7 `model::Builder` with \
+         no preemption bound; shuttle 0.9 `check_dfs` (exhaustive DFS, no reduction). \
+         loom and shuttle executions count invocations of the model closure.\n"
+    );
+    let _ = writeln!(
+        md,
+        "Columns: *expected* is the number of Mazurkiewicz traces (optimal executions) from the \
+         benchmark list; *blocked* counts kase's sleep-set-blocked (redundant) executions; *time* \
+         is the exploration's wall time measured in the child process; *RSS* its peak resident \
+         memory (`VmHWM`, including the binary). `≥ n` / `>T s`: the cell hit the timeout after n \
+         executions; *(skipped)*: a smaller instance already timed out; `n/a`: loom allows at most \
+         4 spawned threads; `deadlock @ n`: the tool stopped at the deadlock on its n-th execution; \
+         **bold ≠**: kase's count differs from the expected one.\n"
+    );
+    let tool_columns: Vec<&str> = options.tools.clone();
+    let mut header = "| program | params | expected |".to_string();
+    let mut rule = "|---|---|---:|".to_string();
+    for tool in &tool_columns {
+        if *tool == "kase" {
+            header.push_str(" kase execs | blocked | kase time | kase RSS |");
+            rule.push_str("---:|---:|---:|---:|");
+        } else {
+            let _ = write!(header, " {tool} execs | {tool} time |");
+            rule.push_str("---:|---:|");
+        }
+    }
+    let _ = writeln!(md, "{header}\n{rule}");
+    for row in rows {
+        let expected = (row.program.expected)(&row.params);
+        let _ = write!(
+            md,
+            "| {} | {} | {} |",
+            row.program.name,
+            params_text(&row.params),
+            expected
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "?".to_string())
+        );
+        for (tool, outcome) in &row.cells {
+            let execs = executions_text(outcome, expected, *tool == "kase");
+            let time = time_cell(outcome, options.timeout);
+            if *tool == "kase" {
+                let (blocked, rss) = match outcome {
+                    Outcome::Done {
+                        blocked, rss_kb, ..
+                    } => (
+                        group(*blocked),
+                        format!("{:.1} MiB", *rss_kb as f64 / 1024.0),
+                    ),
+                    _ => ("—".to_string(), "—".to_string()),
+                };
+                let _ = write!(md, " {execs} | {blocked} | {time} | {rss} |");
+            } else {
+                let _ = write!(md, " {execs} | {time} |");
+            }
+        }
+        md.push('\n');
+    }
+    md.push_str(&summary(options, rows));
+    let crashes: Vec<String> = rows
+        .iter()
+        .flat_map(|row| {
+            row.cells
+                .iter()
+                .filter_map(move |(tool, outcome)| match outcome {
+                    Outcome::Crashed(why) => Some(format!(
+                        "- {tool} on {}({}): {why}",
+                        row.program.name,
+                        params_text(&row.params)
+                    )),
+                    Outcome::Done { status, .. } if status.starts_with("panic") => Some(format!(
+                        "- {tool} on {}({}): {status}",
+                        row.program.name,
+                        params_text(&row.params)
+                    )),
+                    _ => None,
+                })
+        })
+        .collect();
+    if !crashes.is_empty() {
+        let _ = writeln!(md, "\n## Cells that failed or crashed\n");
+        for c in crashes {
+            let _ = writeln!(md, "{c}");
+        }
+    }
+    md
+}
+
+fn summary(options: &Options, rows: &[Row]) -> String {
+    let mut md = String::new();
+    let cell = |row: &Row, tool: &str| -> Option<Outcome> {
+        row.cells
+            .iter()
+            .find(|(t, _)| *t == tool)
+            .map(|(_, o)| o.clone())
+    };
+    let label = |row: &Row| format!("{}({})", row.program.name, params_text(&row.params));
+    if !options.tools.contains(&"kase") {
+        return md;
+    }
+    let _ = writeln!(md, "\n## Summary\n");
+    // Exact counts.
+    let mut checked = 0;
+    let mut mismatches = Vec::new();
+    for row in rows {
+        let Some(kase) = cell(row, "kase") else {
+            continue;
+        };
+        match ((row.program.expected)(&row.params), &kase) {
+            (
+                Some(Expected::Traces(e)),
+                Outcome::Done {
+                    executions, status, ..
+                },
+            ) => {
+                checked += 1;
+                if status != "ok" || *executions != e {
+                    mismatches.push(format!(
+                        "{} (expected {}, kase {} with status {status})",
+                        label(row),
+                        group(e),
+                        group(*executions)
+                    ));
+                }
+            }
+            (Some(Expected::Deadlock { .. }), Outcome::Done { status, .. }) => {
+                checked += 1;
+                if status != "deadlock" {
+                    mismatches.push(format!(
+                        "{} (expected a deadlock, kase: {status})",
+                        label(row)
+                    ));
+                }
+            }
+            (Some(_), _) => mismatches.push(format!("{} (kase did not finish)", label(row))),
+            (None, _) => {}
+        }
+    }
+    let _ = writeln!(
+        md,
+        "- Exact counts: kase's executions equal the expected trace count on {} of {} finished \
+         rows with a known count.",
+        checked - mismatches.len(),
+        checked
+    );
+    for m in &mismatches {
+        let _ = writeln!(md, "  - **differs:** {m}");
+    }
+    for peer in ["loom", "shuttle"] {
+        if !options.tools.contains(&peer) {
+            continue;
+        }
+        let mut slower = Vec::new();
+        let mut more = Vec::new();
+        let mut ratios = Vec::new();
+        for row in rows {
+            let (Some(kase), Some(other)) = (cell(row, "kase"), cell(row, peer)) else {
+                continue;
+            };
+            if let (Some(k), Some(o)) = (secs_of(&kase), secs_of(&other)) {
+                if k > o {
+                    slower.push(format!(
+                        "{} ({} vs {})",
+                        label(row),
+                        time_text(k),
+                        time_text(o)
+                    ));
+                }
+                ratios.push(o / k.max(1e-9));
+            }
+            if let (Some(k), Some(o)) = (executions_of(&kase), executions_of(&other)) {
+                if k > o {
+                    more.push(format!("{} ({} vs {})", label(row), group(k), group(o)));
+                }
+            }
+            if let (Some(k), Outcome::TimedOut { .. } | Outcome::Skipped) = (secs_of(&kase), &other)
+            {
+                ratios.push(options.timeout.as_secs_f64() / k.max(1e-9));
+            }
+        }
+        ratios.sort_by(f64::total_cmp);
+        if let Some(median) = ratios.get(ratios.len() / 2) {
+            let _ = writeln!(
+                md,
+                "- vs {peer}: median speed-up {median:.0}× over {} rows both finished or {peer} \
+                 timed out (a timeout counts as the timeout, so it understates).",
+                ratios.len()
+            );
+        }
+        if slower.is_empty() {
+            let _ = writeln!(md, "  - kase was never slower than {peer}.");
+        } else {
+            let _ = writeln!(md, "  - kase slower than {peer} on: {}.", slower.join("; "));
+        }
+        if !more.is_empty() {
+            let _ = writeln!(
+                md,
+                "  - kase explored more executions than {peer} on: {}.",
+                more.join("; ")
+            );
+        }
+    }
+    md
+}

@@ -1,0 +1,330 @@
+//! The benchmark programs with their parameters and known trace counts
+//! (from the project's benchmark list), as run by the `compare` binary.
+
+use std::fmt;
+
+/// What an exploration of a program should find.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expected {
+    /// Exactly this many Mazurkiewicz traces, none failing.
+    Traces(u64),
+    /// This many passing traces plus one that deadlocks (explorers stop at
+    /// the deadlock, so they report how far they got).
+    Deadlock {
+        /// Passing traces besides the deadlock.
+        passing: u64,
+    },
+}
+
+impl fmt::Display for Expected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expected::Traces(n) => write!(f, "{}", group(*n)),
+            Expected::Deadlock { passing } => write!(f, "{} + deadlock", group(*passing)),
+        }
+    }
+}
+
+/// One benchmark program and how to run it with each tool.
+#[derive(Clone, Copy)]
+pub struct Program {
+    /// Short name used on the command line, e.g. `mutex_counter`.
+    pub name: &'static str,
+    /// Names of the parameters, e.g. `"t, k"` (empty if none).
+    pub params: &'static str,
+    /// Number of parameters.
+    pub arity: usize,
+    /// Threads spawned in one execution (loom allows at most 4).
+    pub threads: fn(&[usize]) -> usize,
+    /// Expected traces for these parameters, where known.
+    pub expected: fn(&[usize]) -> Option<Expected>,
+    /// One execution on kase's shims.
+    pub kase: fn(&[usize]),
+    /// One execution on loom's shims.
+    pub loom: fn(&[usize]),
+    /// One execution on shuttle's shims.
+    pub shuttle: fn(&[usize]),
+    /// Parameters of the full comparison, smallest first.
+    pub rows: &'static [&'static [usize]],
+    /// Parameters of `compare --quick`.
+    pub quick: &'static [&'static [usize]],
+}
+
+impl fmt::Debug for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Program")
+            .field("name", &self.name)
+            .field("params", &self.params)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Most threads a loom model may spawn: loom allows 5 including `main`.
+pub const LOOM_MAX_SPAWNED: usize = 4;
+
+/// n!
+pub fn factorial(n: u64) -> u64 {
+    (1..=n).product()
+}
+
+/// C(n, k)
+pub fn binomial(n: u64, k: u64) -> u64 {
+    (0..k).fold(1, |acc, i| acc * (n - i) / (i + 1))
+}
+
+/// `n` with thin spaces between groups of three digits: `12 870`.
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn traces(n: u64) -> Option<Expected> {
+    Some(Expected::Traces(n))
+}
+
+macro_rules! program {
+    (
+        $f:ident($($i:tt),*), params: $params:literal, arity: $arity:literal,
+        threads: $threads:expr, expected: $expected:expr,
+        rows: $rows:expr, quick: $quick:expr $(,)?
+    ) => {
+        Program {
+            name: stringify!($f),
+            params: $params,
+            arity: $arity,
+            threads: $threads,
+            expected: $expected,
+            kase: |_p| crate::kase_models::$f($(_p[$i]),*),
+            loom: |_p| crate::loom_models::$f($(_p[$i]),*),
+            shuttle: |_p| crate::shuttle_models::$f($(_p[$i]),*),
+            rows: $rows,
+            quick: $quick,
+        }
+    };
+}
+
+/// Every program, in the order of the comparison table.
+pub static PROGRAMS: &[Program] = &[
+    program!(
+        independent(0, 1), params: "n, k", arity: 2,
+        threads: |p| p[0],
+        expected: |_| traces(1),
+        rows: &[&[2, 1], &[3, 1], &[4, 1], &[4, 3]],
+        quick: &[&[2, 1], &[3, 1]],
+    ),
+    program!(
+        read_only(0, 1), params: "n, k", arity: 2,
+        threads: |p| p[0],
+        expected: |_| traces(1),
+        rows: &[&[3, 3], &[4, 3]],
+        quick: &[&[3, 3]],
+    ),
+    program!(
+        store_buffering(), params: "", arity: 0,
+        threads: |_| 1,
+        expected: |_| traces(3),
+        rows: &[&[]],
+        quick: &[&[]],
+    ),
+    program!(
+        message_passing(), params: "", arity: 0,
+        threads: |_| 1,
+        expected: |_| traces(2),
+        rows: &[&[]],
+        quick: &[&[]],
+    ),
+    program!(
+        two_plus_two_w(), params: "", arity: 0,
+        threads: |_| 1,
+        expected: |_| traces(3),
+        rows: &[&[]],
+        quick: &[&[]],
+    ),
+    program!(
+        iriw(), params: "", arity: 0,
+        threads: |_| 4,
+        expected: |_| traces(15),
+        rows: &[&[]],
+        quick: &[&[]],
+    ),
+    program!(
+        mutex_counter(0, 1), params: "t, k", arity: 2,
+        threads: |p| p[0],
+        expected: |p| {
+            let (t, k) = (p[0] as u64, p[1] as u64);
+            traces(factorial(t * k) / factorial(k).pow(t as u32))
+        },
+        rows: &[&[2, 2], &[3, 2], &[3, 3], &[4, 2], &[4, 3]],
+        quick: &[&[2, 2], &[3, 2]],
+    ),
+    program!(
+        shared_fetch_add(0), params: "t", arity: 1,
+        threads: |p| p[0],
+        expected: |p| traces(factorial(p[0] as u64)),
+        rows: &[&[2], &[3], &[4], &[5], &[6]],
+        quick: &[&[2], &[3]],
+    ),
+    program!(
+        readers(0), params: "n", arity: 1,
+        threads: |p| p[0],
+        expected: |p| traces(1 << p[0]),
+        rows: &[&[2], &[4], &[8]],
+        quick: &[&[2], &[3]],
+    ),
+    program!(
+        account(0), params: "n", arity: 1,
+        threads: |p| p[0] + 1,
+        expected: |p| traces(factorial(p[0] as u64 + 1).pow(2)),
+        rows: &[&[1], &[2], &[3], &[4]],
+        quick: &[&[1], &[2]],
+    ),
+    program!(
+        lastzero(0), params: "n", arity: 1,
+        threads: |p| p[0] + 1,
+        expected: |p| {
+            let n = p[0] as u64;
+            if n >= 2 {
+                traces((n + 3) << (n - 2))
+            } else {
+                None
+            }
+        },
+        rows: &[&[3], &[5], &[10], &[15]],
+        quick: &[&[3]],
+    ),
+    program!(
+        sdpor_exponential(0), params: "n", arity: 1,
+        threads: |p| p[0] + 1,
+        expected: |p| traces(2 * p[0] as u64),
+        rows: &[&[3], &[5], &[10], &[20]],
+        quick: &[&[3], &[5]],
+    ),
+    program!(
+        dining_philosophers(0), params: "n", arity: 1,
+        threads: |p| p[0],
+        expected: |p| Some(Expected::Deadlock { passing: (1 << p[0]) - 2 }),
+        rows: &[&[3], &[4], &[5]],
+        quick: &[&[3]],
+    ),
+    program!(
+        casrot(0), params: "n", arity: 1,
+        threads: |p| p[0],
+        // A CAS counts as a write in kase today; with "a failed CAS is a
+        // read" the counts would be 2, 5, 14, 43, 144 for n = 2..6.
+        expected: |p| traces(factorial(p[0] as u64)),
+        rows: &[&[2], &[3], &[4], &[5]],
+        quick: &[&[2], &[3]],
+    ),
+    program!(
+        wcas(0), params: "n", arity: 1,
+        threads: |p| p[0] + 1,
+        // CAS = write: (n+1)!; failed CAS = read would give n·2^(n−1) + 1.
+        expected: |p| traces(factorial(p[0] as u64 + 1)),
+        rows: &[&[2], &[3], &[4]],
+        quick: &[&[2]],
+    ),
+    program!(
+        disjoint_sections(0), params: "s", arity: 1,
+        threads: |_| 2,
+        // Without critical-section peeking; with it: 1.
+        expected: |p| traces(binomial(2 * p[0] as u64, p[0] as u64)),
+        rows: &[&[2], &[4], &[8]],
+        quick: &[&[2], &[4]],
+    ),
+    program!(
+        indexer(0), params: "n", arity: 1,
+        threads: |p| p[0],
+        expected: |p| traces(8u64.pow(p[0].saturating_sub(11) as u32)),
+        rows: &[&[4], &[11], &[12], &[13], &[14]],
+        quick: &[&[4]],
+    ),
+    program!(
+        filesystem(0), params: "n", arity: 1,
+        threads: |p| p[0],
+        expected: |p| traces(1 << p[0].saturating_sub(13)),
+        rows: &[&[4], &[13], &[14], &[16], &[18]],
+        quick: &[&[4]],
+    ),
+    program!(
+        disp(0, 1), params: "S, R", arity: 2,
+        threads: |p| p[0] + p[1],
+        expected: |p| match (p[0], p[1]) {
+            (2, 2) => traces(32),
+            (3, 2) => traces(59),
+            (2, 3) => traces(150),
+            (3, 3) => traces(398),
+            (5, 2) => traces(137),
+            (5, 3) => traces(1_482),
+            (5, 4) => traces(15_282),
+            (5, 5) => traces(151_032),
+            (5, 6) => traces(1_437_552),
+            _ => None,
+        },
+        rows: &[&[2, 2], &[3, 2], &[2, 3], &[3, 3], &[5, 2], &[5, 3], &[5, 4], &[5, 5]],
+        quick: &[&[2, 2], &[3, 2]],
+    ),
+    program!(
+        mpat(0), params: "k", arity: 1,
+        threads: |p| 2 * p[0],
+        expected: |p| traces(factorial(p[0] as u64) << p[0]),
+        rows: &[&[2], &[3], &[4], &[5], &[6], &[7]],
+        quick: &[&[2], &[3]],
+    ),
+    program!(
+        mpc(0, 1), params: "P, W", arity: 2,
+        threads: |p| p[0] + p[1],
+        expected: |p| match (p[0], p[1]) {
+            (2, 2) => traces(54),
+            (2, 3) => traces(66),
+            (3, 2) => traces(4_344),
+            (2, 5) => traces(60),
+            (3, 5) => traces(2_958),
+            (4, 5) => traces(314_064),
+            (5, 5) => traces(27_556_200),
+            _ => None,
+        },
+        rows: &[&[2, 2], &[2, 3], &[3, 2], &[2, 5], &[3, 5], &[4, 5]],
+        quick: &[&[2, 2], &[2, 3]],
+    ),
+    program!(
+        pi(0), params: "n", arity: 1,
+        threads: |p| p[0],
+        expected: |p| traces(factorial(p[0] as u64)),
+        rows: &[&[3], &[5], &[6], &[7], &[8]],
+        quick: &[&[3], &[4]],
+    ),
+    program!(
+        pol(0, 1), params: "N, K", arity: 2,
+        threads: |p| p[0] + 2 * p[1],
+        expected: |p| match (p[0], p[1]) {
+            (2, 1) => traces(4),
+            (3, 1) => traces(6),
+            (3, 2) => traces(33),
+            (4, 2) => traces(60),
+            (7, 3) => traces(2_440),
+            (8, 3) => traces(3_700),
+            (9, 3) => traces(5_332),
+            (10, 3) => traces(7_384),
+            (11, 3) => traces(9_904),
+            (12, 3) => traces(12_940),
+            _ => None,
+        },
+        rows: &[
+            &[2, 1], &[3, 1], &[3, 2], &[4, 2], &[7, 3], &[8, 3], &[9, 3], &[10, 3], &[11, 3],
+            &[12, 3],
+        ],
+        quick: &[&[2, 1], &[3, 2]],
+    ),
+];
+
+/// The program called `name`.
+pub fn find(name: &str) -> Option<&'static Program> {
+    PROGRAMS.iter().find(|p| p.name == name)
+}

@@ -1,0 +1,40 @@
+//! Benchmark programs for kase, with their known numbers of Mazurkiewicz
+//! traces, and the same programs for loom and shuttle.
+//!
+//! The programs live in one source file (`src/programs.rs`) that is
+//! included three times: in [`kase_models`] against `kase::sync` /
+//! `kase::thread`, in [`loom_models`] against loom's, and in
+//! [`shuttle_models`] against shuttle's. Each function is the body of one
+//! execution, e.g. `kase::Builder::new().explore(|| mutex_counter(3, 2))`.
+//! [`catalog`] lists them with their expected trace counts and the
+//! parameters the comparison binary (`compare`) runs.
+
+pub mod catalog;
+
+/// The benchmark programs on kase's shims.
+pub mod kase_models {
+    use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use kase::sync::{Arc, Mutex};
+    use kase::thread;
+
+    include!("programs.rs");
+}
+
+/// The benchmark programs on loom's shims (run them inside `loom::model`).
+pub mod loom_models {
+    use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use loom::sync::{Arc, Mutex};
+    use loom::thread;
+
+    include!("programs.rs");
+}
+
+/// The benchmark programs on shuttle's shims (run them inside
+/// `shuttle::check_dfs`).
+pub mod shuttle_models {
+    use shuttle::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use shuttle::sync::{Arc, Mutex};
+    use shuttle::thread;
+
+    include!("programs.rs");
+}
