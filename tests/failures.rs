@@ -300,3 +300,39 @@ fn por_notices_a_thread_doing_something_else_after_the_same_history() {
         "{text}"
     );
 }
+
+#[test]
+fn a_thread_still_running_when_the_model_returns_is_a_leak() {
+    let report = Builder::new().explore(|| {
+        let flag = std::sync::Arc::new(AtomicUsize::new(0));
+        let f = flag.clone();
+        thread::spawn(move || f.store(1, SeqCst)); // never joined
+    });
+    let failure = report
+        .failure()
+        .expect("the detached thread may outlive the model");
+    assert_eq!(failure.kind(), FailureKind::Leak);
+    let text = failure.to_string();
+    assert!(
+        text.contains("still running") && text.contains("tests/failures.rs"),
+        "{text}"
+    );
+}
+
+#[test]
+fn joined_and_scoped_threads_do_not_leak() {
+    let report = Builder::new().explore(|| {
+        let n = AtomicUsize::new(0);
+        thread::scope(|s| {
+            s.spawn(|| n.fetch_add(1, SeqCst));
+        });
+        let h = thread::spawn(|| ());
+        h.join().unwrap();
+    });
+    assert!(report.failure().is_none(), "{report}");
+}
+
+#[kase::test(expect = "leak")]
+fn expect_leak_passes_when_kase_finds_one() {
+    std::thread::spawn(|| ());
+}

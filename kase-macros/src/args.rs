@@ -35,6 +35,8 @@ pub(crate) enum Expect {
     Deadlock,
     Livelock,
     Nondeterminism,
+    DataRace,
+    Leak,
 }
 
 impl Expect {
@@ -44,6 +46,8 @@ impl Expect {
             Expect::Deadlock => "Deadlock",
             Expect::Livelock => "Livelock",
             Expect::Nondeterminism => "Nondeterminism",
+            Expect::DataRace => "DataRace",
+            Expect::Leak => "Leak",
         }
     }
 
@@ -53,6 +57,8 @@ impl Expect {
             Expect::Deadlock => "deadlock",
             Expect::Livelock => "livelock",
             Expect::Nondeterminism => "nondeterminism",
+            Expect::DataRace => "data race",
+            Expect::Leak => "leak",
         }
     }
 }
@@ -327,18 +333,14 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
                 "deadlock" => Expect::Deadlock,
                 "livelock" => Expect::Livelock,
                 "nondeterminism" => Expect::Nondeterminism,
-                kind @ ("data race" | "leak") => {
-                    return Err(syn::Error::new(
-                        s.span(),
-                        format!("`expect = \"{kind}\"` is not supported yet: kase does not detect {kind}s yet"),
-                    ))
-                }
+                "data race" => Expect::DataRace,
+                "leak" => Expect::Leak,
                 other => {
                     return Err(syn::Error::new(
                         s.span(),
                         format!(
                             "unknown failure kind \"{other}\"; expected \"panic\", \"deadlock\", \
-                             \"livelock\" or \"nondeterminism\""
+                             \"data race\", \"livelock\", \"leak\" or \"nondeterminism\""
                         ),
                     ))
                 }

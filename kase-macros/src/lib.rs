@@ -93,8 +93,8 @@ use rewrite::Rewriter;
 /// compile error).
 /// `expect = "kind"` inverts the test: it runs `.explore(...)` and passes
 /// only if kase found a failure of that kind, failing with the report
-/// otherwise. `"data race"` and `"leak"` are rejected until kase detects
-/// them.
+/// otherwise. The kinds: `"panic"`, `"deadlock"`, `"data race"`,
+/// `"livelock"`, `"leak"`, `"nondeterminism"`.
 ///
 /// # Regression files
 ///

@@ -61,6 +61,11 @@ pub enum Fault {
         /// The access that raced with it.
         later: CellAccess,
     },
+    /// The model closure returned while spawned threads were still running.
+    Leak {
+        /// Each such thread and where it was spawned.
+        running: Vec<(ThreadIdx, Option<&'static Location<'static>>)>,
+    },
     /// The run did not follow the schedule it was told to follow.
     Divergence {
         /// What differed.
@@ -79,6 +84,7 @@ impl std::fmt::Debug for Fault {
                 "DataRace({} at {}, {} at {})",
                 earlier.thread, earlier.location, later.thread, later.location
             ),
+            Fault::Leak { running } => write!(f, "Leak({} running)", running.len()),
             Fault::Divergence { message } => write!(f, "Divergence({message})"),
         }
     }
@@ -549,6 +555,7 @@ impl Execution {
             .map(|e| e.clock.clone())
             .unwrap_or_default();
         let mut state = ThreadState::new(child, object, clock);
+        state.spawned_at = self.events.last().map(|e| e.location);
         state.hb = ThreadHb::new(child, &self.thread(parent).hb.clock);
         self.add_thread(state);
         self.unstarted.push_back((child, body));
@@ -606,7 +613,27 @@ impl Execution {
     }
 
     fn perform_exit(&mut self) {
+        let me = self.current;
+        let epoch = self.thread(me).hb.clock.get(me);
+        self.thread_mut(me).exit_epoch = epoch;
         self.perform(|_, _| ((), None));
+        if me == ThreadIdx::MAIN && self.fault.is_none() {
+            // The model closure returned: every thread it spawned must have
+            // ended *before*, i.e. its exit happens-before main's (a join).
+            // A thread that merely finished first in this interleaving could
+            // finish later in another, so this does not depend on the order.
+            let main = self.thread(me).hb.clock.clone();
+            let running: Vec<_> = self
+                .threads
+                .iter()
+                .flatten()
+                .filter(|t| t.idx != me && !(t.finished && main.get(t.idx) >= t.exit_epoch))
+                .map(|t| (t.idx, t.spawned_at))
+                .collect();
+            if !running.is_empty() {
+                self.fault = Some(Fault::Leak { running });
+            }
+        }
         let thread = self.thread_mut(self.current);
         thread.finished = true;
         thread.suspender = None;

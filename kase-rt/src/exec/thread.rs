@@ -71,6 +71,11 @@ pub(crate) struct ThreadState {
     pub park: Option<ObjectIdx>,
     /// Its happens-before clocks.
     pub hb: ThreadHb,
+    /// Its own happens-before component at its exit (a joiner's clock
+    /// covers the exit when it reaches this).
+    pub exit_epoch: u32,
+    /// Where it was spawned (`None` for main).
+    pub spawned_at: Option<&'static Location<'static>>,
     /// What it did since its last yield (is it spinning?).
     pub spin: SpinTrack,
     /// Its `thread_local!` values.
@@ -91,6 +96,8 @@ impl ThreadState {
             park: None,
             hb: ThreadHb::default(),
             spin: SpinTrack::Nothing,
+            spawned_at: None,
+            exit_epoch: u32::MAX,
             locals: Locals::default(),
         }
     }

@@ -28,6 +28,9 @@ pub enum FailureKind {
     /// Two accesses to a tracked `UnsafeCell`, at least one a write, were
     /// not ordered by happens-before.
     DataRace,
+    /// The model closure returned while threads it spawned were still
+    /// running.
+    Leak,
 }
 
 impl fmt::Display for FailureKind {
@@ -38,6 +41,7 @@ impl fmt::Display for FailureKind {
             FailureKind::Livelock => "livelock",
             FailureKind::Nondeterminism => "nondeterminism",
             FailureKind::DataRace => "data race",
+            FailureKind::Leak => "leak",
         })
     }
 }
@@ -237,6 +241,23 @@ impl Failure {
                         access(&later),
                         "order them with a lock, a Release store read by an Acquire load, or a join".into(),
                     ],
+                    None,
+                    None,
+                )
+            }
+            Fault::Leak { running } => {
+                let mut details: Vec<String> = running
+                    .iter()
+                    .map(|(t, at)| match at {
+                        Some(at) => format!("{} (spawned at {}) is still running", names.thread(*t), location(at)),
+                        None => format!("{} is still running", names.thread(*t)),
+                    })
+                    .collect();
+                details.push("join every thread before the model closure returns (or use thread::scope)".into());
+                (
+                    FailureKind::Leak,
+                    "the model closure returned while threads it spawned were still running:".into(),
+                    details,
                     None,
                     None,
                 )

@@ -1,7 +1,7 @@
 #[kase::test(expect = "crash")]
 fn unknown_failure_kind() {}
 
-#[kase::test(expect = "data race")]
-fn not_detected_yet() {}
+#[kase::test(expect = "datarace")]
+fn misspelt_kind() {}
 
 fn main() {}

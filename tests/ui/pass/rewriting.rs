@@ -11,7 +11,8 @@ fn module_level_imports() {
     let _: kase::sync::Mutex<i32> = Mutex::new(0);
     let _: kase::sync::atomic::AtomicUsize = AtomicUsize::new(0);
     let _: Arc<kase::sync::Mutex<i32>> = Arc::new(Mutex::new(0));
-    let _: kase::thread::JoinHandle<()> = thread::spawn(|| {});
+    let h: kase::thread::JoinHandle<()> = thread::spawn(|| {});
+    h.join().unwrap();
     let _ = Ordering::SeqCst;
 }
 
@@ -22,7 +23,8 @@ fn full_paths() {
     let _: kase::sync::Mutex<i32> = ::std::sync::Mutex::new(0);
     let _: kase::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
     let _: std::sync::Arc<std::sync::Mutex<u8>> = kase::sync::Arc::new(kase::sync::Mutex::new(0));
-    let _: kase::thread::JoinHandle<()> = std::thread::spawn(|| std::hint::spin_loop());
+    let h: kase::thread::JoinHandle<()> = std::thread::spawn(|| std::hint::spin_loop());
+    h.join().unwrap();
     let _ = <std::sync::Mutex<i32> as Default>::default().into_inner();
 }
 
@@ -35,7 +37,8 @@ fn body_use_declarations() {
     let _: kase::sync::Mutex<i32> = M::new(0);
     let _: kase::sync::atomic::AtomicI32 = Int::new(0);
     let _: kase::sync::atomic::AtomicU8 = atomic::AtomicU8::new(0);
-    let _: kase::thread::JoinHandle<()> = t::spawn(|| {});
+    let h: kase::thread::JoinHandle<()> = t::spawn(|| {});
+    h.join().unwrap();
     let _: HashMap<u8, u8> = HashMap::new();
 }
 
