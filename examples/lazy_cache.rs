@@ -1,0 +1,164 @@
+//! A lazily initialised cache, loaded twice.
+//!
+//! `Lazy::get` computes an expensive value the first time it is needed
+//! (here: loading a configuration, counted in a `static`) and hands out the
+//! same shared copy afterwards. The buggy version checks an atomic `ready`
+//! flag and, if it is not set, loads and stores the value: two threads can
+//! both see the flag unset and both load. The fixed version checks again
+//! under the lock before loading (double-checked locking done right), so
+//! exactly one thread loads.
+//!
+//! The cache is ordinary `std` code; `#[kase::instrument]` on its module
+//! runs it on kase's shims. The `static` load counter is one of kase's
+//! atomics too, so it starts from 0 in every execution kase explores.
+//!
+//! ```sh
+//! cargo run --example lazy_cache    # print kase's report, then check the fix
+//! cargo test --example lazy_cache   # the same models as tests
+//! ```
+
+use std::process::ExitCode;
+
+use kase::{Builder, FailureKind};
+
+#[kase::instrument]
+mod cache {
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::thread;
+
+    /// Settings by name.
+    pub type Config = HashMap<&'static str, u32>;
+
+    /// How many times the configuration was loaded.
+    static LOADS: AtomicUsize = AtomicUsize::new(0);
+
+    /// The expensive computation the cache is there to avoid repeating.
+    fn load_config() -> Config {
+        LOADS.fetch_add(1, Ordering::SeqCst);
+        HashMap::from([("workers", 4), ("retries", 3)])
+    }
+
+    /// A value computed on first use and shared afterwards.
+    pub struct Lazy<T> {
+        /// Set once `slot` holds the value: a lock-free fast path.
+        ready: AtomicBool,
+        slot: Mutex<Option<Arc<T>>>,
+        init: fn() -> T,
+    }
+
+    impl<T> Lazy<T> {
+        pub fn new(init: fn() -> T) -> Self {
+            Lazy {
+                ready: AtomicBool::new(false),
+                slot: Mutex::new(None),
+                init,
+            }
+        }
+
+        /// The bug: check, then act. Between seeing `ready` unset and
+        /// storing the value, another thread can see it unset too.
+        pub fn get_racy(&self) -> Arc<T> {
+            if !self.ready.load(Ordering::Acquire) {
+                let value = Arc::new((self.init)());
+                *self.slot.lock().unwrap() = Some(value);
+                self.ready.store(true, Ordering::Release);
+            }
+            self.slot.lock().unwrap().clone().unwrap()
+        }
+
+        /// The fix: if the flag is unset, take the lock and check again; the
+        /// thread that finds the slot empty under the lock is the only one
+        /// that loads.
+        pub fn get(&self) -> Arc<T> {
+            if self.ready.load(Ordering::Acquire) {
+                return self.slot.lock().unwrap().clone().unwrap();
+            }
+            let mut slot = self.slot.lock().unwrap();
+            let value = slot.get_or_insert_with(|| Arc::new((self.init)()));
+            self.ready.store(true, Ordering::Release);
+            value.clone()
+        }
+    }
+
+    /// Two threads read the configuration through the cache with `get`.
+    fn two_readers(get: fn(&Lazy<Config>) -> Arc<Config>) {
+        let config = Arc::new(Lazy::new(load_config));
+        let other = config.clone();
+        let t = thread::spawn(move || get(&other));
+        let mine = get(&config);
+        let theirs = t.join().unwrap();
+        assert_eq!(
+            LOADS.load(Ordering::SeqCst),
+            1,
+            "the configuration was loaded more than once"
+        );
+        assert!(
+            Arc::ptr_eq(&mine, &theirs),
+            "the readers got different copies"
+        );
+        assert_eq!(mine["workers"], 4);
+    }
+
+    pub fn racy_readers() {
+        two_readers(Lazy::get_racy);
+    }
+
+    pub fn double_checked_readers() {
+        two_readers(Lazy::get);
+    }
+}
+
+/// Runs one model and prints what kase found; `false` if that is not what
+/// was `expected`.
+fn run(title: &str, expected: Option<FailureKind>, model: fn()) -> bool {
+    println!("== {title} ==");
+    let report = Builder::new().explore(model);
+    match report.failure() {
+        Some(failure) => println!("{failure}\n"),
+        None if report.complete() => println!(
+            "passed: every interleaving checked, {} executions\n",
+            report.executions()
+        ),
+        None => println!("no failure, but a budget cut the exploration short\n"),
+    }
+    match (report.failure(), expected) {
+        (Some(failure), Some(kind)) => failure.kind() == kind,
+        (None, None) => report.complete(),
+        _ => false,
+    }
+}
+
+fn main() -> ExitCode {
+    let ok = run(
+        "check the flag, then load",
+        Some(FailureKind::Panic),
+        cache::racy_readers,
+    ) & run(
+        "check again under the lock",
+        None,
+        cache::double_checked_readers,
+    );
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("error: kase did not find what this example expects");
+        ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cache;
+
+    #[kase::test(expect = "panic")]
+    fn check_then_load_loads_twice() {
+        cache::racy_readers();
+    }
+
+    #[kase::test]
+    fn double_checked_loads_once() {
+        cache::double_checked_readers();
+    }
+}
