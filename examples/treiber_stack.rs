@@ -28,13 +28,13 @@ use kase::{Builder, FailureKind};
 
 /// Where freed nodes go (it stands in for the allocator).
 ///
-/// Really deallocating a node that another thread is still reading would be
-/// undefined behaviour in the model run itself, so `Stack::free` overwrites the
-/// node's fields with tracked writes, the way an allocator reusing the memory
-/// would, and parks the allocation here until the stack is dropped. This
-/// type is deliberately outside the instrumented module: like the real
-/// allocator it is not part of the code under test, and its `std` mutex adds
-/// no synchronisation kase would see.
+/// Really deallocating a node that another thread is still reading would
+/// be undefined behaviour in the model run itself, so `Stack::free`
+/// overwrites the node's fields with tracked writes, the way an allocator
+/// reusing the memory would, and parks the allocation here until the stack
+/// is dropped. This type is deliberately outside the instrumented module:
+/// like the real allocator it is not part of the code under test, and its
+/// `std` mutex adds no synchronisation kase would see.
 struct Graveyard<N>(std::sync::Mutex<Vec<Box<N>>>);
 
 impl<N> Graveyard<N> {
