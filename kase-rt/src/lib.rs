@@ -45,10 +45,23 @@ pub use report::{Failure, FailureKind, Persist, Report, Schedule, ScheduleParseE
 
 /// Drop-in replacements for `std::sync`.
 pub mod sync {
+    pub use crate::shim::barrier::{Barrier, BarrierWaitResult};
     pub use crate::shim::condvar::{Condvar, WaitTimeoutResult};
+    pub use crate::shim::lazy_lock::LazyLock;
     pub use crate::shim::mutex::{Mutex, MutexGuard};
+    #[allow(deprecated)] // std still has it, so rewritten code may name it
+    pub use crate::shim::once::ONCE_INIT;
+    pub use crate::shim::once::{Once, OnceState};
+    pub use crate::shim::once_lock::OnceLock;
     pub use crate::shim::rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
     pub use std::sync::{Arc, LockResult, PoisonError, TryLockError, TryLockResult, Weak};
+
+    /// Drop-in replacement for `std::sync::mpsc`: `channel`, `sync_channel`
+    /// (bounded and rendezvous), senders, receiver, iterators, and std's own
+    /// error types.
+    pub mod mpsc {
+        pub use crate::shim::mpsc::*;
+    }
 
     /// Drop-in replacements for `std::sync::atomic`.
     pub mod atomic {

@@ -3,10 +3,15 @@
 //! operation is a visible event handed to `crate::exec`.
 
 pub mod atomic;
+pub mod barrier;
 pub mod cell;
 pub mod condvar;
 pub mod hint;
+pub mod lazy_lock;
+pub mod mpsc;
 pub mod mutex;
+pub mod once;
+pub mod once_lock;
 pub mod park;
 pub mod rwlock;
 pub mod scope;

@@ -311,3 +311,31 @@ impl<T> From<T> for Mutex<T> {
         Mutex::new(t)
     }
 }
+
+/// For shims composed on a `Mutex` (`Barrier`): restarting guarded data.
+impl<T> Mutex<T> {
+    /// In a model, registers the mutex in the current execution; on its first
+    /// use in each execution, `reset` puts the guarded data back into its
+    /// initial state, so that a `static` composed on this mutex restarts with
+    /// every execution as the mutex itself does. Outside a model: nothing.
+    pub(crate) fn restart_with(&self, reset: impl FnOnce(&mut T)) {
+        if !exec::in_model() {
+            return;
+        }
+        exec::with(|e| {
+            e.object(
+                &self.handle,
+                || ObjectDetail::Mutex(Default::default()),
+                || {
+                    if !self.raw.is_locked() {
+                        // SAFETY: this is the mutex's first use in this
+                        // execution, so no model guard of this execution
+                        // exists, and the real lock is free: nothing else
+                        // can be accessing the data.
+                        reset(unsafe { &mut *self.data.get() });
+                    }
+                },
+            )
+        });
+    }
+}

@@ -1,0 +1,333 @@
+//! `Once` and `OnceState` with std's signatures and poisoning.
+//!
+//! Built as std builds its futex-based `Once`, on kase's own primitives: the
+//! state is a kase [`AtomicU8`] (so a `static` restarts with every execution,
+//! and a completed `Once` costs one visible load), and threads that must wait
+//! for a running initialiser block on a kase [`Mutex`] + [`Condvar`] pair.
+
+use std::fmt;
+
+use super::atomic::{AtomicU8, Ordering};
+use super::condvar::Condvar;
+use super::mutex::{Mutex, MutexGuard};
+
+/// No initialiser has run to completion, and none panicked.
+const INCOMPLETE: u8 = 0;
+/// An initialiser panicked.
+const POISONED: u8 = 1;
+/// An initialiser is running.
+const RUNNING: u8 = 2;
+/// An initialiser completed.
+const COMPLETE: u8 = 3;
+/// The bits above.
+const STATE_MASK: u8 = 0b11;
+/// Set when some thread waits on the condvar for the state to change.
+const QUEUED: u8 = 0b100;
+
+/// A synchronisation primitive to run one-time initialisation, a drop-in for
+/// [`std::sync::Once`].
+///
+/// ```
+/// use kase_rt::sync::Once;
+///
+/// static INIT: Once = Once::new(); // `const fn new`, as in std
+/// let mut runs = 0;
+/// INIT.call_once(|| runs += 1);
+/// INIT.call_once(|| runs += 1);
+/// assert_eq!(runs, 1);
+/// assert!(INIT.is_completed());
+/// ```
+///
+/// # How kase models it
+///
+/// As std's futex-based `Once`: the state is a kase atomic (one visible
+/// load when already complete; a compare-exchange to claim the initialiser,
+/// a swap to publish the result, with Acquire/Release happens-before as in
+/// std). A thread that finds the initialiser running marks the state as
+/// queued and waits on a kase `Condvar` under a kase `Mutex`; the
+/// initialiser notifies (taking that mutex) only if someone queued. So an
+/// uncontended `call_once` is three visible operations, and a `Once` whose
+/// initialiser never finishes makes its waiters a deadlock. In a `static`,
+/// the state restarts from "incomplete" with every execution.
+pub struct Once {
+    state: AtomicU8,
+    lock: Mutex<()>,
+    cvar: Condvar,
+}
+
+/// State passed to the closure of [`Once::call_once_force`], like
+/// [`std::sync::OnceState`].
+pub struct OnceState {
+    poisoned: bool,
+}
+
+/// Initialisation value for static [`Once`] values, like
+/// [`std::sync::ONCE_INIT`].
+#[deprecated(since = "1.38.0", note = "the `Once::new()` function is now preferred")]
+#[allow(clippy::declare_interior_mutable_const)] // as std's
+pub const ONCE_INIT: Once = Once::new();
+
+/// Sets the state when the initialiser returns or unwinds, and wakes the
+/// waiters if any queued.
+struct CompletionGuard<'a> {
+    once: &'a Once,
+    set_state_on_drop_to: u8,
+}
+
+impl Drop for CompletionGuard<'_> {
+    #[track_caller]
+    fn drop(&mut self) {
+        let previous = self
+            .once
+            .state
+            .swap(self.set_state_on_drop_to, Ordering::AcqRel);
+        if previous & QUEUED != 0 {
+            let _guard = self.once.lock_waiters();
+            self.once.cvar.notify_all();
+        }
+    }
+}
+
+impl Once {
+    /// Creates a new `Once` value.
+    #[must_use]
+    #[allow(clippy::new_without_default)] // std's `Once` has no `Default`
+    pub const fn new() -> Once {
+        Once {
+            state: AtomicU8::new(INCOMPLETE),
+            lock: Mutex::new(()),
+            cvar: Condvar::new(),
+        }
+    }
+
+    /// Runs `f` if no initialiser has completed yet, exactly once across
+    /// threads; returns once an initialiser has completed, with its effects
+    /// visible (happens-before).
+    ///
+    /// # Panics
+    ///
+    /// If the `Once` is poisoned (an earlier initialiser panicked); `f`'s own
+    /// panic propagates and poisons it.
+    #[track_caller]
+    pub fn call_once<F>(&self, f: F)
+    where
+        F: FnOnce(),
+    {
+        let state = self.state.load(Ordering::Acquire);
+        if state & STATE_MASK == COMPLETE {
+            return;
+        }
+        let mut f = Some(f);
+        self.call(state, false, &mut |_| (f.take().unwrap())());
+    }
+
+    /// Like [`call_once`](Self::call_once), but ignores poisoning: the
+    /// closure learns from [`OnceState::is_poisoned`] whether an earlier
+    /// initialiser panicked.
+    #[track_caller]
+    pub fn call_once_force<F>(&self, f: F)
+    where
+        F: FnOnce(&OnceState),
+    {
+        let state = self.state.load(Ordering::Acquire);
+        if state & STATE_MASK == COMPLETE {
+            return;
+        }
+        let mut f = Some(f);
+        self.call(state, true, &mut |s| (f.take().unwrap())(s));
+    }
+
+    /// Whether an initialiser has completed (with Acquire ordering, as std).
+    #[must_use]
+    #[track_caller]
+    pub fn is_completed(&self) -> bool {
+        self.state.load(Ordering::Acquire) & STATE_MASK == COMPLETE
+    }
+
+    /// Blocks until an initialiser has completed.
+    ///
+    /// # Panics
+    ///
+    /// If the `Once` is or becomes poisoned.
+    #[track_caller]
+    pub fn wait(&self) {
+        let state = self.state.load(Ordering::Acquire);
+        if state & STATE_MASK != COMPLETE {
+            self.wait_until_complete(state, false);
+        }
+    }
+
+    /// Blocks until an initialiser has completed, ignoring poisoning.
+    #[track_caller]
+    pub fn wait_force(&self) {
+        let state = self.state.load(Ordering::Acquire);
+        if state & STATE_MASK != COMPLETE {
+            self.wait_until_complete(state, true);
+        }
+    }
+
+    /// The slow path of `call_once*`, from the already loaded `state`: claims
+    /// the initialiser, or waits for the one running.
+    #[track_caller]
+    pub(crate) fn call(
+        &self,
+        mut state: u8,
+        ignore_poisoning: bool,
+        f: &mut dyn FnMut(&OnceState),
+    ) {
+        loop {
+            match state & STATE_MASK {
+                COMPLETE => return,
+                POISONED if !ignore_poisoning => panic_poisoned(),
+                INCOMPLETE | POISONED => {
+                    let running = RUNNING | (state & QUEUED);
+                    if let Err(now) = self.state.compare_exchange(
+                        state,
+                        running,
+                        Ordering::Acquire,
+                        Ordering::Acquire,
+                    ) {
+                        state = now;
+                        continue;
+                    }
+                    // Poisons the `Once` if `f` unwinds.
+                    let mut guard = CompletionGuard {
+                        once: self,
+                        set_state_on_drop_to: POISONED,
+                    };
+                    f(&OnceState {
+                        poisoned: state & STATE_MASK == POISONED,
+                    });
+                    guard.set_state_on_drop_to = COMPLETE;
+                    return;
+                }
+                _ => state = self.block_while(|s| s & STATE_MASK == RUNNING),
+            }
+        }
+    }
+
+    /// The slow path of `wait*`.
+    #[track_caller]
+    fn wait_until_complete(&self, mut state: u8, ignore_poisoning: bool) {
+        loop {
+            match state & STATE_MASK {
+                COMPLETE => return,
+                POISONED if !ignore_poisoning => panic_poisoned(),
+                // Incomplete, running, or poisoned and ignored: wait for a
+                // completion.
+                _ => {
+                    state = self.block_while(|s| match s & STATE_MASK {
+                        COMPLETE => false,
+                        POISONED => ignore_poisoning,
+                        _ => true,
+                    })
+                }
+            }
+        }
+    }
+
+    /// Waits on the condvar while `waiting(state)` holds, marking the state
+    /// as queued; returns the new state.
+    #[track_caller]
+    fn block_while(&self, waiting: impl Fn(u8) -> bool) -> u8 {
+        let mut guard = self.lock_waiters();
+        // Read again under the lock: the completer notifies only after
+        // taking it, so it cannot notify between this check and our wait
+        // (a state read before locking may be stale, its wakeup past).
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            if !waiting(state) {
+                return state;
+            }
+            if state & QUEUED == 0 {
+                if let Err(now) = self.state.compare_exchange(
+                    state,
+                    state | QUEUED,
+                    Ordering::Relaxed,
+                    Ordering::Acquire,
+                ) {
+                    state = now;
+                    continue;
+                }
+            }
+            guard = self
+                .cvar
+                .wait(guard)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            state = self.state.load(Ordering::Acquire);
+        }
+    }
+
+    #[track_caller]
+    fn lock_waiters(&self) -> MutexGuard<'_, ()> {
+        self.lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The state, loaded with Acquire (one visible operation), for shims
+    /// built on `Once` that go on to [`call`](Self::call) with it.
+    #[track_caller]
+    pub(crate) fn load_state(&self) -> u8 {
+        self.state.load(Ordering::Acquire)
+    }
+
+    /// Whether `state` (from [`load_state`](Self::load_state)) is complete.
+    pub(crate) fn is_complete(state: u8) -> bool {
+        state & STATE_MASK == COMPLETE
+    }
+
+    /// Whether an initialiser completed, through `&mut self` (no visible
+    /// operation: nothing can run concurrently).
+    pub(crate) fn is_completed_mut(&mut self) -> bool {
+        *self.state.get_mut() & STATE_MASK == COMPLETE
+    }
+
+    /// Whether an initialiser panicked, through `&mut self`.
+    pub(crate) fn is_poisoned_mut(&mut self) -> bool {
+        *self.state.get_mut() & STATE_MASK == POISONED
+    }
+
+    /// Forgets a completed initialisation, through `&mut self` (for
+    /// `OnceLock::take`).
+    pub(crate) fn reset_mut(&mut self) {
+        *self.state.get_mut() = INCOMPLETE;
+    }
+
+    /// Marks the `Once` poisoned (`false`) or complete (`true`) through
+    /// `&mut self`, for an initialisation that needs no synchronisation.
+    pub(crate) fn set_mut(&mut self, complete: bool) {
+        *self.state.get_mut() = if complete { COMPLETE } else { POISONED };
+    }
+}
+
+#[track_caller]
+fn panic_poisoned() -> ! {
+    panic!("Once instance has previously been poisoned")
+}
+
+impl OnceState {
+    /// Whether an earlier initialiser of the `Once` panicked.
+    #[must_use]
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned
+    }
+}
+
+impl fmt::Debug for Once {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Once").finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for OnceState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OnceState")
+            .field("poisoned", &self.poisoned)
+            .finish()
+    }
+}
+
+// As std: a `Once` is observable after a panic (it reports poisoning).
+impl std::panic::UnwindSafe for Once {}
+impl std::panic::RefUnwindSafe for Once {}
