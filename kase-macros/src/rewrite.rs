@@ -419,15 +419,23 @@ fn adjust_qself(qself: &mut Option<syn::QSelf>, gained: isize) {
 /// The names a body can use without a path that are shadowed by kase's
 /// shims, with the module of `<crate>` they come from. Only names kase
 /// exports today are listed; when the shims land, add `RwLock`,
-/// `RwLockReadGuard`, `RwLockWriteGuard`, `Condvar`, `WaitTimeoutResult`,
-/// `Barrier`, `Once`, `OnceLock`, `LazyLock`, `mpsc` (from `sync`) and
-/// `UnsafeCell` (from `cell`). `Ordering`, `LockResult`, `PoisonError`,
-/// `TryLockError` are std's own types re-exported by kase: no need to shadow.
+/// `RwLockReadGuard`, `RwLockWriteGuard`, `Condvar`, `WaitTimeoutResult`
+/// (from `sync`) and `UnsafeCell` (from `cell`). `Ordering`, `LockResult`,
+/// `PoisonError`, `TryLockError` and mpsc's error types are std's own types
+/// re-exported by kase: no need to shadow. The bare names of `mpsc`'s items
+/// (`channel`, `Sender`, `Receiver`, ...) are not shadowed: a module-level
+/// import of them is as likely to be the user's own channel under test;
+/// the `mpsc` module is.
 const SHADOWED: &[(&str, &[&str])] = &[
     ("Arc", &["sync"]),
     ("Weak", &["sync"]),
     ("Mutex", &["sync"]),
     ("MutexGuard", &["sync"]),
+    ("Barrier", &["sync"]),
+    ("Once", &["sync"]),
+    ("OnceLock", &["sync"]),
+    ("LazyLock", &["sync"]),
+    ("mpsc", &["sync"]),
     ("atomic", &["sync"]),
     ("AtomicBool", &["sync", "atomic"]),
     ("AtomicI8", &["sync", "atomic"]),
@@ -448,7 +456,7 @@ const SHADOWED: &[(&str, &[&str])] = &[
 
 /// Names that are modules: they count as used only as a path prefix
 /// (`thread::spawn`), not alone (`thread` alone is likely a local variable).
-const MODULES: &[&str] = &["atomic", "thread"];
+const MODULES: &[&str] = &["atomic", "mpsc", "thread"];
 
 /// Shadowing of names imported at module level, for a (rewritten) body.
 ///
