@@ -1,16 +1,15 @@
 //! A lazily initialised cache, loaded twice.
 //!
 //! `Lazy::get` computes an expensive value the first time it is needed
-//! (here: loading a configuration, counted in a `static`) and hands out the
+//! (here: loading a configuration, counting the loads) and hands out the
 //! same shared copy afterwards. The buggy version checks an atomic `ready`
 //! flag and, if it is not set, loads and stores the value: two threads can
-//! both see the flag unset and both load. The fixed version checks again
-//! under the lock before loading (double-checked locking done right), so
-//! exactly one thread loads.
+//! both see the flag unset and both load. Two fixes: check again under the
+//! lock before loading (double-checked locking done right), or let std's
+//! `OnceLock` do it; either way exactly one thread loads.
 //!
 //! The cache is ordinary `std` code; `#[kase::instrument]` on its module
-//! runs it on kase's shims. The `static` load counter is one of kase's
-//! atomics too, so it starts from 0 in every execution kase explores.
+//! runs it on kase's shims.
 //!
 //! ```sh
 //! cargo run --example lazy_cache    # print kase's report, then check the fix
@@ -25,31 +24,32 @@ use kase::{Builder, FailureKind};
 mod cache {
     use std::collections::HashMap;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::{Arc, Mutex};
+    use std::sync::{Arc, Mutex, OnceLock};
     use std::thread;
 
     /// Settings by name.
     pub type Config = HashMap<&'static str, u32>;
 
-    /// How many times the configuration was loaded.
-    static LOADS: AtomicUsize = AtomicUsize::new(0);
+    /// How a cache computes its value.
+    pub type Init<T> = Box<dyn Fn() -> T + Send + Sync>;
 
-    /// The expensive computation the cache is there to avoid repeating.
-    fn load_config() -> Config {
-        LOADS.fetch_add(1, Ordering::SeqCst);
+    /// The expensive computation the cache is there to avoid repeating;
+    /// `loads` counts the calls.
+    fn load_config(loads: &AtomicUsize) -> Config {
+        loads.fetch_add(1, Ordering::SeqCst);
         HashMap::from([("workers", 4), ("retries", 3)])
     }
 
     /// A value computed on first use and shared afterwards.
     pub struct Lazy<T> {
-        /// Set once `slot` holds the value: a lock-free fast path.
+        /// Whether `slot` holds the value yet (read without the lock).
         ready: AtomicBool,
         slot: Mutex<Option<Arc<T>>>,
-        init: fn() -> T,
+        init: Init<T>,
     }
 
     impl<T> Lazy<T> {
-        pub fn new(init: fn() -> T) -> Self {
+        pub fn new(init: Init<T>) -> Self {
             Lazy {
                 ready: AtomicBool::new(false),
                 slot: Mutex::new(None),
@@ -82,15 +82,41 @@ mod cache {
         }
     }
 
-    /// Two threads read the configuration through the cache with `get`.
-    fn two_readers(get: fn(&Lazy<Config>) -> Arc<Config>) {
-        let config = Arc::new(Lazy::new(load_config));
-        let other = config.clone();
+    /// The idiomatic fix: std's `OnceLock` runs exactly one initialiser,
+    /// and makes the other callers wait for it.
+    pub struct OnceCache<T> {
+        value: OnceLock<Arc<T>>,
+        init: Init<T>,
+    }
+
+    impl<T> OnceCache<T> {
+        pub fn new(init: Init<T>) -> Self {
+            OnceCache {
+                value: OnceLock::new(),
+                init,
+            }
+        }
+
+        pub fn get(&self) -> Arc<T> {
+            self.value.get_or_init(|| Arc::new((self.init)())).clone()
+        }
+    }
+
+    /// Two threads read the configuration through a cache made by `make`,
+    /// with `get`: the configuration is loaded once, and both get it.
+    fn two_readers<C: Send + Sync + 'static>(
+        make: fn(Init<Config>) -> C,
+        get: fn(&C) -> Arc<Config>,
+    ) {
+        let loads = Arc::new(AtomicUsize::new(0));
+        let counter = loads.clone();
+        let cache = Arc::new(make(Box::new(move || load_config(&counter))));
+        let other = cache.clone();
         let t = thread::spawn(move || get(&other));
-        let mine = get(&config);
+        let mine = get(&cache);
         let theirs = t.join().unwrap();
         assert_eq!(
-            LOADS.load(Ordering::SeqCst),
+            loads.load(Ordering::SeqCst),
             1,
             "the configuration was loaded more than once"
         );
@@ -102,11 +128,15 @@ mod cache {
     }
 
     pub fn racy_readers() {
-        two_readers(Lazy::get_racy);
+        two_readers(Lazy::new, Lazy::get_racy);
     }
 
     pub fn double_checked_readers() {
-        two_readers(Lazy::get);
+        two_readers(Lazy::new, Lazy::get);
+    }
+
+    pub fn once_lock_readers() {
+        two_readers(OnceCache::new, OnceCache::get);
     }
 }
 
@@ -139,7 +169,7 @@ fn main() -> ExitCode {
         "check again under the lock",
         None,
         cache::double_checked_readers,
-    );
+    ) & run("std's OnceLock", None, cache::once_lock_readers);
     if ok {
         ExitCode::SUCCESS
     } else {
@@ -160,5 +190,10 @@ mod tests {
     #[kase::test]
     fn double_checked_loads_once() {
         cache::double_checked_readers();
+    }
+
+    #[kase::test]
+    fn once_lock_loads_once() {
+        cache::once_lock_readers();
     }
 }
