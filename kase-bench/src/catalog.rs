@@ -161,7 +161,7 @@ pub static PROGRAMS: &[Program] = &[
             let (t, k) = (p[0] as u64, p[1] as u64);
             traces(factorial(t * k) / factorial(k).pow(t as u32))
         },
-        rows: &[&[2, 2], &[3, 2], &[3, 3], &[4, 2], &[4, 3]],
+        rows: &[&[2, 2], &[3, 2], &[3, 3], &[4, 2]],
         quick: &[&[2, 2], &[3, 2]],
     ),
     program!(
@@ -196,7 +196,7 @@ pub static PROGRAMS: &[Program] = &[
                 None
             }
         },
-        rows: &[&[3], &[5], &[10], &[15]],
+        rows: &[&[3], &[5], &[10]],
         quick: &[&[3]],
     ),
     program!(
@@ -267,14 +267,14 @@ pub static PROGRAMS: &[Program] = &[
             (5, 6) => traces(1_437_552),
             _ => None,
         },
-        rows: &[&[2, 2], &[3, 2], &[2, 3], &[3, 3], &[5, 2], &[5, 3], &[5, 4], &[5, 5]],
+        rows: &[&[2, 2], &[3, 2], &[2, 3], &[3, 3], &[5, 2], &[5, 3], &[5, 4]],
         quick: &[&[2, 2], &[3, 2]],
     ),
     program!(
         mpat(0), params: "k", arity: 1,
         threads: |p| 2 * p[0],
         expected: |p| traces(factorial(p[0] as u64) << p[0]),
-        rows: &[&[2], &[3], &[4], &[5], &[6], &[7]],
+        rows: &[&[2], &[3], &[4], &[5], &[6]],
         quick: &[&[2], &[3]],
     ),
     program!(
@@ -290,7 +290,7 @@ pub static PROGRAMS: &[Program] = &[
             (5, 5) => traces(27_556_200),
             _ => None,
         },
-        rows: &[&[2, 2], &[2, 3], &[3, 2], &[2, 5], &[3, 5], &[4, 5]],
+        rows: &[&[2, 2], &[2, 3], &[2, 5], &[3, 2], &[3, 5]],
         quick: &[&[2, 2], &[2, 3]],
     ),
     program!(
