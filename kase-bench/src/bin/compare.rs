@@ -16,7 +16,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write as _};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -108,9 +108,18 @@ fn cell(args: &[String]) -> ExitCode {
         return ExitCode::from(2);
     }
     // Progress for the parent, so a timed-out cell still says how far it got.
+    // It also ends the child if the parent went away (the pipe is closed).
     std::thread::spawn(|| loop {
         std::thread::sleep(Duration::from_millis(500));
-        println!("PROGRESS {}", INVOCATIONS.load(Ordering::Relaxed));
+        let mut out = std::io::stdout().lock();
+        let line = format!("PROGRESS {}\n", INVOCATIONS.load(Ordering::Relaxed));
+        if out
+            .write_all(line.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            std::process::exit(3);
+        }
     });
     if tool != "kase" {
         report_deadlocks_from_the_panic_hook();
@@ -340,6 +349,7 @@ fn compare(options: &Options) -> ExitCode {
         eprintln!("compare: no program matches {:?}", options.filters);
         return ExitCode::from(2);
     }
+    let machine = machine();
     let started = Instant::now();
     let sets = |program: &Program| {
         if options.quick {
@@ -405,7 +415,7 @@ fn compare(options: &Options) -> ExitCode {
             });
         }
     }
-    let markdown = render(options, &rows, started.elapsed());
+    let markdown = render(options, &rows, started.elapsed(), &machine);
     print!("{markdown}");
     if let Some(path) = &options.out {
         if let Err(e) = std::fs::write(path, &markdown) {
@@ -662,10 +672,15 @@ fn machine() -> String {
         })
         .unwrap_or_default();
     let rustc = command_output("rustc", &["--version"]).unwrap_or_else(|| "rustc ?".to_string());
-    format!("{cpus} CPUs (`nproc`), {cpu}{memory}; {rustc}; release build")
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string))
+        .map(|l| format!("; load average {l} when the run started"))
+        .unwrap_or_default();
+    format!("{cpus} CPUs (`nproc`), {cpu}{memory}; {rustc}; release build{load}")
 }
 
-fn render(options: &Options, rows: &[Row], elapsed: Duration) -> String {
+fn render(options: &Options, rows: &[Row], elapsed: Duration, machine: &str) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# Benchmarks: kase, loom and shuttle side by side\n");
     let _ = writeln!(
@@ -686,7 +701,7 @@ fn render(options: &Options, rows: &[Row], elapsed: Duration) -> String {
         },
         elapsed.as_secs_f64()
     );
-    let _ = writeln!(md, "- Machine: {}.", machine());
+    let _ = writeln!(md, "- Machine: {machine}.");
     if let Some(commit) = command_output("git", &["rev-parse", "--short", "HEAD"]) {
         let dirty = command_output(
             "git",
