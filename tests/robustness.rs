@@ -55,3 +55,87 @@ fn a_drop_spinning_while_unwinding_ends_with_a_message_not_a_hang() {
     );
     assert!(stderr.contains("Aborting instead of hanging"), "{stderr}");
 }
+
+#[test]
+fn check_determinism_reports_a_model_that_changes_between_runs() {
+    // A counter kase cannot see (a std atomic outside the model) decides
+    // what the model does: the same schedule runs differently twice.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let model = || {
+        let x = kase::sync::atomic::AtomicUsize::new(0);
+        if RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 0 {
+            x.load(kase::sync::atomic::Ordering::SeqCst);
+        } else {
+            x.store(1, kase::sync::atomic::Ordering::SeqCst);
+        }
+    };
+    let report = kase::Builder::new().check_determinism(true).explore(model);
+    let failure = report.failure().expect("the second run differs");
+    assert_eq!(failure.kind(), kase::FailureKind::Nondeterminism);
+    assert!(
+        failure.to_string().contains("check_determinism"),
+        "{failure}"
+    );
+}
+
+#[test]
+fn check_determinism_passes_a_deterministic_model() {
+    let report = kase::Builder::new().check_determinism(true).explore(|| {
+        let x = kase::sync::Arc::new(kase::sync::atomic::AtomicUsize::new(0));
+        let y = x.clone();
+        let t = kase::thread::spawn(move || y.fetch_add(1, kase::sync::atomic::Ordering::SeqCst));
+        x.fetch_add(1, kase::sync::atomic::Ordering::SeqCst);
+        t.join().unwrap();
+    });
+    assert!(report.failure().is_none(), "{report}");
+    assert_eq!(report.executions(), 2);
+}
+
+/// The child half of the watchdog test: a model thread blocks on a std
+/// mutex another model thread holds across a scheduling point, which stops
+/// the cooperative scheduler for good. Only runs in the child process.
+fn blocked_on_std_mutex() {
+    let report = kase::Builder::new().explore(|| {
+        let std_lock = std::sync::Arc::new(std::sync::Mutex::new(()));
+        let other = std_lock.clone();
+        let _held = std_lock.lock().unwrap();
+        let t = kase::thread::spawn(move || {
+            let _g = other.lock().unwrap(); // blocks this OS thread forever
+        });
+        kase::thread::yield_now(); // lets the child run while the lock is held
+        drop(_held);
+        t.join().unwrap();
+    });
+    println!("unreachable: {report}");
+}
+
+#[test]
+fn the_watchdog_ends_a_run_blocked_outside_kase_with_a_message() {
+    if std::env::var_os("KASE_WATCHDOG_CHILD").is_some() {
+        blocked_on_std_mutex();
+        return;
+    }
+    let start = std::time::Instant::now();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "the_watchdog_ends_a_run_blocked_outside_kase_with_a_message",
+            "--nocapture",
+        ])
+        .env("KASE_WATCHDOG_CHILD", "1")
+        .env("KASE_WATCHDOG", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the child must not pass: {stderr}");
+    assert!(stderr.contains("watchdog: no progress"), "{stderr}");
+    assert!(
+        stderr.contains("blocked outside kase's control"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("tests/robustness.rs"),
+        "names the last location: {stderr}"
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+}

@@ -417,10 +417,7 @@ fn adjust_qself(qself: &mut Option<syn::QSelf>, gained: isize) {
 }
 
 /// The names a body can use without a path that are shadowed by kase's
-/// shims, with the module of `<crate>` they come from. Only names kase
-/// exports today are listed; when the shims land, add `RwLock`,
-/// `RwLockReadGuard`, `RwLockWriteGuard`, `Condvar`, `WaitTimeoutResult`
-/// (from `sync`) and `UnsafeCell` (from `cell`). `Ordering`, `LockResult`,
+/// shims, with the module of `<crate>` they come from. `Ordering`, `LockResult`,
 /// `PoisonError`, `TryLockError` and mpsc's error types are std's own types
 /// re-exported by kase: no need to shadow. The bare names of `mpsc`'s items
 /// (`channel`, `Sender`, `Receiver`, ...) are not shadowed: a module-level
@@ -431,6 +428,12 @@ const SHADOWED: &[(&str, &[&str])] = &[
     ("Weak", &["sync"]),
     ("Mutex", &["sync"]),
     ("MutexGuard", &["sync"]),
+    ("RwLock", &["sync"]),
+    ("RwLockReadGuard", &["sync"]),
+    ("RwLockWriteGuard", &["sync"]),
+    ("Condvar", &["sync"]),
+    ("WaitTimeoutResult", &["sync"]),
+    ("UnsafeCell", &["cell"]),
     ("Barrier", &["sync"]),
     ("Once", &["sync"]),
     ("OnceLock", &["sync"]),

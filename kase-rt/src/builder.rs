@@ -37,6 +37,8 @@ pub struct Builder {
 pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
 /// Default stack size of a model thread: 2 MiB, like std's spawned threads.
 pub const DEFAULT_STACK_SIZE: usize = 2 << 20;
+/// Default time without progress after which the watchdog ends the process.
+pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
 /// Default number of executions the search for a simpler failing
 /// interleaving may run after a failure (see [`Builder::minimize`]).
 pub const DEFAULT_MINIMIZE: u64 = 1_000;
@@ -74,6 +76,8 @@ impl Builder {
             persist: Persist::default(),
             minimize: DEFAULT_MINIMIZE,
             progress: None,
+            check_determinism: false,
+            watchdog: Some(DEFAULT_WATCHDOG),
         };
         if let Some(n) = env(
             "KASE_MAX_EXECUTIONS",
@@ -128,6 +132,20 @@ impl Builder {
             parse_progress,
         ) {
             config.progress = Some(p);
+        }
+        if let Some(p) = env(
+            "KASE_CHECK_DETERMINISM",
+            "`1` (on) or `0` (off)",
+            parse_progress,
+        ) {
+            config.check_determinism = p;
+        }
+        if let Some(secs) = env(
+            "KASE_WATCHDOG",
+            "a number of seconds, e.g. 30 (0: off)",
+            |v| v.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0),
+        ) {
+            config.watchdog = (secs > 0.0).then(|| Duration::from_secs_f64(secs));
         }
         if std::env::var_os("KASE_BACKTRACE").is_some_and(|v| !v.is_empty() && v != "0") {
             static NOTED: std::sync::Once = std::sync::Once::new();
@@ -260,6 +278,26 @@ impl Builder {
     /// failure, so that a failure found at once costs little more.
     pub fn minimize(mut self, executions: u64) -> Self {
         self.config.minimize = executions;
+        self
+    }
+
+    /// Runs every new schedule twice and fails with
+    /// [`FailureKind::Nondeterminism`](crate::FailureKind::Nondeterminism),
+    /// naming the first difference, if the two runs perform different
+    /// operations — catching `HashMap` order, time, randomness or std
+    /// synchronisation inside the model (default off: it doubles the cost;
+    /// `KASE_CHECK_DETERMINISM=1`).
+    pub fn check_determinism(mut self, on: bool) -> Self {
+        self.config.check_determinism = on;
+        self
+    }
+
+    /// How long an exploration may go without any visible operation before
+    /// the watchdog reports a model thread blocked outside kase's control
+    /// and ends the process (default 10 s; `None` turns it off;
+    /// `KASE_WATCHDOG=<seconds>`, 0 for off).
+    pub fn watchdog(mut self, limit: Option<Duration>) -> Self {
+        self.config.watchdog = limit;
         self
     }
 

@@ -39,7 +39,9 @@ mod explore;
 mod report;
 mod shim;
 
-pub use builder::{model, Builder, DEFAULT_MAX_STEPS, DEFAULT_MINIMIZE, DEFAULT_STACK_SIZE};
+pub use builder::{
+    model, Builder, DEFAULT_MAX_STEPS, DEFAULT_MINIMIZE, DEFAULT_STACK_SIZE, DEFAULT_WATCHDOG,
+};
 pub use explore::{Alternatives, Strategy};
 pub use report::{Failure, FailureKind, Persist, Report, Schedule, ScheduleParseError};
 

@@ -5,6 +5,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::panic::Location;
+use std::sync::Arc;
 
 use super::action::{Action, ObjectIdx, ObjectKind, OpKind, ThreadIdx};
 use super::clock::VectorClock;
@@ -14,6 +15,7 @@ use super::object::{ObjectDetail, ObjectHandle, ObjectState};
 use super::panic::{self, PanicInfo};
 use super::spin::SpinTrack;
 use super::thread::{Pending, ThreadInterner, ThreadState};
+use super::watchdog::Watch;
 use super::EXECUTION;
 
 /// One visible operation that happened.
@@ -122,6 +124,8 @@ pub(crate) struct Limits {
     pub max_steps: u64,
     /// Plain condvar waits may wake unnotified.
     pub spurious_wakeups: bool,
+    /// Progress for the watchdog, if one watches.
+    pub watch: Option<Arc<Watch>>,
 }
 
 /// What one execution produced.
@@ -154,6 +158,7 @@ pub struct Execution {
     teardown: bool,
     max_steps: u64,
     spurious_wakeups: bool,
+    watch: Option<Arc<Watch>>,
     /// The clock of every SeqCst fence so far.
     sc_fences: VectorClock,
     /// Set by the running operation's effect when it changed nothing.
@@ -168,6 +173,7 @@ impl Execution {
             stamp,
             max_steps: limits.max_steps,
             spurious_wakeups: limits.spurious_wakeups,
+            watch: limits.watch.clone(),
             sc_fences: VectorClock::new(),
             unmodified: false,
             unwinding_steps: 0,
@@ -381,6 +387,9 @@ impl Execution {
             .take()
             .expect("kase internal error: nothing announced");
         let action = pending.action;
+        if let Some(watch) = &self.watch {
+            watch.tick(t, pending.location);
+        }
         let mut clock = self.thread(t).clock.clone();
         if let Some(object) = action.object {
             let obj = &mut self.objects[object.0 as usize];

@@ -15,6 +15,7 @@ pub mod object;
 pub mod panic;
 pub(crate) mod spin;
 pub(crate) mod thread;
+pub(crate) mod watchdog;
 
 use std::cell::RefCell;
 use std::panic::Location;

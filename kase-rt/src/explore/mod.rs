@@ -2,6 +2,7 @@
 //! schedule chosen by an [`Explorer`], until every behaviour is covered, a
 //! failure is found, or a budget runs out.
 
+mod determinism;
 mod exhaustive;
 mod minimize;
 mod por;
@@ -13,11 +14,13 @@ pub use por::Alternatives;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::exec::continuation::StackPool;
 use crate::exec::object::LiveStamps;
 use crate::exec::thread::ThreadInterner;
+use crate::exec::watchdog::{Watch, Watchdog};
 use crate::exec::{self, Limits, Outcome, Scheduler};
 use crate::report::persist::{Persist, TestId};
 use crate::report::progress::{Counts, Progress};
@@ -59,6 +62,10 @@ pub(crate) struct Config {
     pub minimize: u64,
     /// Progress lines: always, never, or (`None`) after a few seconds.
     pub progress: Option<bool>,
+    /// Run each new schedule twice and compare (`check_determinism`).
+    pub check_determinism: bool,
+    /// End the process after this long without progress (`None`: off).
+    pub watchdog: Option<Duration>,
 }
 
 /// A scheduler that also decides, after each execution, whether (and how)
@@ -100,6 +107,7 @@ pub(crate) struct Runner<'m> {
     interner: ThreadInterner,
     limits: Limits,
     runs: u64,
+    _watchdog: Option<Watchdog>,
 }
 
 impl<'m> Runner<'m> {
@@ -108,14 +116,21 @@ impl<'m> Runner<'m> {
             !exec::in_model(),
             "kase: a model cannot be explored from inside another model (nested `explore`/`check`/`model`)"
         );
+        let watch = config.watchdog.map(|_| Arc::new(Watch::default()));
+        let watchdog = config
+            .watchdog
+            .zip(watch.clone())
+            .map(|(limit, watch)| Watchdog::start(watch, limit));
         Runner {
             model,
+            _watchdog: watchdog,
             session: Session(LiveStamps::open_session()),
             pool: StackPool::new(config.stack_size),
             interner: ThreadInterner::new(),
             limits: Limits {
                 max_steps: config.max_steps,
                 spurious_wakeups: config.spurious_wakeups,
+                watch,
             },
             runs: 0,
         }
@@ -124,6 +139,9 @@ impl<'m> Runner<'m> {
     /// Runs one execution, asking `scheduler` at every choice point.
     pub(crate) fn execute(&mut self, scheduler: &mut dyn Scheduler) -> Outcome {
         self.runs += 1;
+        if let Some(watch) = &self.limits.watch {
+            watch.bump();
+        }
         let stamp = LiveStamps::stamp(self.session.0, self.runs);
         let interner = std::mem::replace(&mut self.interner, ThreadInterner::new());
         exec::run(
@@ -242,6 +260,23 @@ pub(crate) fn explore(
         if let Some(fault) = outcome.fault.take() {
             report.failure = Some(failure(fault, &outcome));
             break;
+        }
+        if config.check_determinism && !outcome.redundant {
+            let (events, choices) = (
+                std::mem::take(&mut outcome.events),
+                outcome.schedule.clone(),
+            );
+            runner.reclaim(outcome);
+            let mut again = runner.execute(&mut determinism::Follow::new(choices));
+            let differs = match again.fault.take() {
+                Some(exec::Fault::Divergence { message }) => Some(message),
+                _ => determinism::first_difference(&events, &again.events),
+            };
+            if let Some(message) = differs {
+                report.failure = Some(failure(exec::Fault::Divergence { message }, &again));
+                break;
+            }
+            outcome = again;
         }
         runner.reclaim(outcome);
         if next == Ok(false) {

@@ -31,7 +31,7 @@ use super::mutex::{Mutex, MutexGuard};
 /// kase_rt::model(|| {
 ///     let pair = Arc::new((Mutex::new(false), Condvar::new()));
 ///     let pair2 = Arc::clone(&pair);
-///     thread::spawn(move || {
+///     let t = thread::spawn(move || {
 ///         let (ready, cvar) = &*pair2;
 ///         *ready.lock().unwrap() = true;
 ///         cvar.notify_one();
@@ -39,6 +39,8 @@ use super::mutex::{Mutex, MutexGuard};
 ///     let (ready, cvar) = &*pair;
 ///     let guard = cvar.wait_while(ready.lock().unwrap(), |ready| !*ready).unwrap();
 ///     assert!(*guard);
+///     drop(guard);
+///     t.join().unwrap();
 /// });
 /// ```
 pub struct Condvar {

@@ -1,8 +1,9 @@
 //! The rewriting, checked by type: each `let` names the kase type, so a path
 //! that was not rewritten onto the shim does not compile.
 
+use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::thread;
 
 /// Module-level imports, shadowed in the body.
@@ -11,6 +12,9 @@ fn module_level_imports() {
     let _: kase::sync::Mutex<i32> = Mutex::new(0);
     let _: kase::sync::atomic::AtomicUsize = AtomicUsize::new(0);
     let _: Arc<kase::sync::Mutex<i32>> = Arc::new(Mutex::new(0));
+    let _: kase::sync::RwLock<i32> = RwLock::new(0);
+    let _: kase::sync::Condvar = Condvar::new();
+    let _: kase::cell::UnsafeCell<i32> = UnsafeCell::new(0);
     let h: kase::thread::JoinHandle<()> = thread::spawn(|| {});
     h.join().unwrap();
     let _ = Ordering::SeqCst;
