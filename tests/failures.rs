@@ -336,3 +336,27 @@ fn joined_and_scoped_threads_do_not_leak() {
 fn expect_leak_passes_when_kase_finds_one() {
     std::thread::spawn(|| ());
 }
+
+#[test]
+fn backtraces_add_user_frames_to_each_step() {
+    let model = || {
+        let n = Arc::new(AtomicUsize::new(0));
+        let m = n.clone();
+        let t = thread::spawn(move || {
+            let v = m.load(SeqCst);
+            m.store(v + 1, SeqCst);
+        });
+        let v = n.load(SeqCst);
+        n.store(v + 1, SeqCst);
+        t.join().unwrap();
+        assert_eq!(n.load(SeqCst), 2, "lost update");
+    };
+    let with = Builder::new().backtraces(true).explore(model);
+    let text = with.failure().expect("lost update").to_string();
+    assert!(
+        text.contains("at failures::backtraces_add_user_frames_to_each_step"),
+        "{text}"
+    );
+    let without = Builder::new().explore(model).failure().unwrap().to_string();
+    assert!(!without.contains("at failures::"), "{without}");
+}

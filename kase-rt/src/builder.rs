@@ -78,6 +78,7 @@ impl Builder {
             progress: None,
             check_determinism: false,
             watchdog: Some(DEFAULT_WATCHDOG),
+            backtraces: false,
         };
         if let Some(n) = env(
             "KASE_MAX_EXECUTIONS",
@@ -147,15 +148,8 @@ impl Builder {
         ) {
             config.watchdog = (secs > 0.0).then(|| Duration::from_secs_f64(secs));
         }
-        if std::env::var_os("KASE_BACKTRACE").is_some_and(|v| !v.is_empty() && v != "0") {
-            static NOTED: std::sync::Once = std::sync::Once::new();
-            NOTED.call_once(|| {
-                eprintln!(
-                    "kase: KASE_BACKTRACE is not supported yet: reports show the source location of \
-                     each step only"
-                );
-            });
-        }
+        config.backtraces =
+            std::env::var_os("KASE_BACKTRACE").is_some_and(|v| !v.is_empty() && v != "0");
         if let Ok(value) = std::env::var("KASE_REPLAY") {
             match value.parse::<Schedule>() {
                 Ok(s) => config.replay = Some(s),
@@ -278,6 +272,14 @@ impl Builder {
     /// failure, so that a failure found at once costs little more.
     pub fn minimize(mut self, executions: u64) -> Self {
         self.config.minimize = executions;
+        self
+    }
+
+    /// Adds to each step of a failure report the user-code frames of the
+    /// stack at that operation (default off: capturing costs time at every
+    /// operation; `KASE_BACKTRACE=1`).
+    pub fn backtraces(mut self, on: bool) -> Self {
+        self.config.backtraces = on;
         self
     }
 

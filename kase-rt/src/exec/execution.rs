@@ -32,6 +32,9 @@ pub struct Event {
     pub clock: VectorClock,
     /// Whether it changed its object (a failed CAS or try-lock did not).
     pub modified: bool,
+    /// The stack at the operation, captured (unresolved) only with
+    /// `KASE_BACKTRACE=1`.
+    pub backtrace: Option<Box<backtrace::Backtrace>>,
 }
 
 /// Why an execution stopped early.
@@ -126,6 +129,8 @@ pub(crate) struct Limits {
     pub spurious_wakeups: bool,
     /// Progress for the watchdog, if one watches.
     pub watch: Option<Arc<Watch>>,
+    /// Capture a backtrace at every visible operation (`KASE_BACKTRACE`).
+    pub backtraces: bool,
 }
 
 /// What one execution produced.
@@ -159,6 +164,7 @@ pub struct Execution {
     max_steps: u64,
     spurious_wakeups: bool,
     watch: Option<Arc<Watch>>,
+    backtraces: bool,
     /// The clock of every SeqCst fence so far.
     sc_fences: VectorClock,
     /// Set by the running operation's effect when it changed nothing.
@@ -174,6 +180,7 @@ impl Execution {
             max_steps: limits.max_steps,
             spurious_wakeups: limits.spurious_wakeups,
             watch: limits.watch.clone(),
+            backtraces: limits.backtraces,
             sc_fences: VectorClock::new(),
             unmodified: false,
             unwinding_steps: 0,
@@ -417,6 +424,9 @@ impl Execution {
             value: None,
             clock,
             modified: false,
+            backtrace: self
+                .backtraces
+                .then(|| Box::new(backtrace::Backtrace::new_unresolved())),
         });
         let at = self.events.len() - 1;
         // The effect sees the gate before the operation (a try-lock asks

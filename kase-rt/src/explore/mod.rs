@@ -66,6 +66,8 @@ pub(crate) struct Config {
     pub check_determinism: bool,
     /// End the process after this long without progress (`None`: off).
     pub watchdog: Option<Duration>,
+    /// Reports show user-code backtraces per step (`KASE_BACKTRACE`).
+    pub backtraces: bool,
 }
 
 /// A scheduler that also decides, after each execution, whether (and how)
@@ -131,6 +133,7 @@ impl<'m> Runner<'m> {
                 max_steps: config.max_steps,
                 spurious_wakeups: config.spurious_wakeups,
                 watch,
+                backtraces: config.backtraces,
             },
             runs: 0,
         }

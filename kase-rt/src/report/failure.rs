@@ -52,6 +52,49 @@ struct Step {
     thread: String,
     operation: String,
     location: String,
+    /// User-code frames of the stack at the step (`KASE_BACKTRACE=1`).
+    frames: Vec<String>,
+}
+
+/// The frames of `backtrace` in user code, innermost first: kase's own,
+/// std's and the coroutine library's frames are left out.
+fn user_frames(backtrace: &backtrace::Backtrace) -> Vec<String> {
+    const NOT_USER: &[&str] = &[
+        "kase_rt::",
+        "<kase_rt::",
+        "std::",
+        "<std::",
+        "core::",
+        "<core::",
+        "alloc::",
+        "<alloc::",
+        "corosensei::",
+        "<corosensei::",
+        "backtrace::",
+        "<backtrace::",
+        "__rust",
+        "rust_",
+    ];
+    let mut resolved = backtrace.clone();
+    resolved.resolve();
+    let mut frames = Vec::new();
+    for symbol in resolved.frames().iter().flat_map(|f| f.symbols()) {
+        let Some(name) = symbol.name().map(|n| format!("{n:#}")) else {
+            continue;
+        };
+        if NOT_USER.iter().any(|p| name.starts_with(p)) {
+            continue;
+        }
+        let at = match (symbol.filename(), symbol.lineno()) {
+            (Some(file), Some(line)) => format!(" ({}:{line})", file.display()),
+            _ => String::new(),
+        };
+        frames.push(format!("{name}{at}"));
+        if frames.len() == 8 {
+            break;
+        }
+    }
+    frames
 }
 
 /// The first failing interleaving found, when a simpler one replaced it.
@@ -196,6 +239,7 @@ impl Failure {
                 thread: names.thread(e.action.thread),
                 operation: names.operation(&e.action, e.value),
                 location: location(e.location),
+                frames: e.backtrace.as_deref().map(user_frames).unwrap_or_default(),
             })
             .collect();
         let mut panic_location = None;
@@ -477,6 +521,9 @@ impl fmt::Display for Failure {
                 s.operation,
                 s.location
             )?;
+            for frame in &s.frames {
+                writeln!(f, "          at {frame}")?;
+            }
         }
         if preempted.iter().any(|&step| step <= self.steps.len()) {
             writeln!(
