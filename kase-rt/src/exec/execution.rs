@@ -523,15 +523,16 @@ impl Execution {
     }
 
     /// An access to a tracked cell by the current thread; a data race with
-    /// an earlier access ends the execution with a failure.
+    /// an earlier access ends the execution with a failure and returns true
+    /// (the caller must not perform the access).
     pub(crate) fn cell_access(
         &mut self,
         object: ObjectIdx,
         write: bool,
         location: &'static Location<'static>,
-    ) {
+    ) -> bool {
         if self.teardown {
-            return;
+            return false;
         }
         let t = self.current;
         let clock = &self.threads[t.index()]
@@ -543,14 +544,16 @@ impl Execution {
             panic!("kase internal error: object {object:?} used as a cell");
         };
         let here = CellAccess::new(t, write, location);
-        if let Some(earlier) = cell.access(t, clock, write, location) {
-            if self.fault.is_none() {
-                self.fault = Some(Fault::DataRace {
-                    earlier,
-                    later: here,
-                });
-            }
+        let Some(earlier) = cell.access(t, clock, write, location) else {
+            return false;
+        };
+        if self.fault.is_none() {
+            self.fault = Some(Fault::DataRace {
+                earlier,
+                later: here,
+            });
         }
+        true
     }
 
     /// Creates a thread spawned by the current one (called from the spawn

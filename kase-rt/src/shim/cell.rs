@@ -100,7 +100,8 @@ impl<T: ?Sized> UnsafeCell<T> {
     }
 
     /// Writes (or reads) through `*mut T`: in a model, a write access
-    /// checked for data races.
+    /// checked for data races. A racing access does not run: the thread
+    /// unwinds there, and the report shows both accesses.
     #[track_caller]
     pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
         self.track(true, Location::caller());
@@ -111,16 +112,25 @@ impl<T: ?Sized> UnsafeCell<T> {
         if !exec::in_model() {
             return;
         }
-        exec::with(|e| {
+        let raced = exec::with(|e| {
             let object: ObjectIdx = e.object(
                 &self.handle,
                 || ObjectDetail::Cell(CellState::default()),
                 || {},
             );
-            e.cell_access(object, write, location);
+            e.cell_access(object, write, location)
         });
+        if raced {
+            // The racing access must not happen: in real code it may touch
+            // freed memory. Unwind this thread instead; the execution has
+            // already failed with the data race, which is what is reported.
+            std::panic::resume_unwind(Box::new(DataRaceStop));
+        }
     }
 }
+
+/// The payload that unwinds a thread stopped at a data race.
+struct DataRaceStop;
 
 impl<T: Default> Default for UnsafeCell<T> {
     fn default() -> Self {
