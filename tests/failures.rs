@@ -360,3 +360,28 @@ fn backtraces_add_user_frames_to_each_step() {
     let without = Builder::new().explore(model).failure().unwrap().to_string();
     assert!(!without.contains("at failures::"), "{without}");
 }
+
+#[test]
+fn a_dropped_guard_unlocks_at_a_user_location() {
+    let report = Builder::new().explore(|| {
+        let m = Arc::new(Mutex::new(0));
+        let m2 = m.clone();
+        let t = thread::spawn(move || {
+            let v = *m2.lock().unwrap();
+            *m2.lock().unwrap() = v + 1;
+        });
+        let v = *m.lock().unwrap();
+        *m.lock().unwrap() = v + 1;
+        t.join().unwrap();
+        assert_eq!(*m.lock().unwrap(), 2, "lost update across two sections");
+    });
+    let text = report
+        .failure()
+        .expect("the split update loses one")
+        .to_string();
+    assert!(text.contains("unlock"), "{text}");
+    assert!(
+        !text.contains("/rustc/"),
+        "every step is located in user code: {text}"
+    );
+}

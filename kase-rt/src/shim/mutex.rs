@@ -52,6 +52,9 @@ pub struct MutexGuard<'a, T: ?Sized> {
     /// Whether the thread was already panicking when it locked: as in std,
     /// only a panic that starts while the lock is held poisons it.
     panicking: bool,
+    /// Where the lock was taken: reports show the unlock of a dropped guard
+    /// there, since `Drop` cannot see its caller's location.
+    locked_at: &'static Location<'static>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -95,12 +98,14 @@ impl<T: ?Sized> Mutex<T> {
         })
     }
 
+    #[track_caller]
     fn guard(&self, object: Option<ObjectIdx>, poisoned: bool) -> LockResult<MutexGuard<'_, T>> {
         let panicking = std::thread::panicking();
         let guard = MutexGuard {
             lock: self,
             object,
             panicking,
+            locked_at: Location::caller(),
             _not_send: PhantomData,
         };
         if poisoned {
@@ -255,7 +260,7 @@ impl<'a, T: ?Sized> MutexGuard<'a, T> {
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     #[track_caller]
     fn drop(&mut self) {
-        self.release(Location::caller());
+        self.release(self.locked_at);
     }
 }
 

@@ -52,6 +52,9 @@ impl<T: ?Sized> std::panic::RefUnwindSafe for RwLock<T> {}
 pub struct RwLockReadGuard<'a, T: ?Sized> {
     lock: &'a RwLock<T>,
     object: Option<ObjectIdx>,
+    /// Where the lock was taken (reports show a dropped guard's unlock
+    /// there: `Drop` cannot see its caller's location).
+    locked_at: &'static Location<'static>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -60,6 +63,8 @@ pub struct RwLockReadGuard<'a, T: ?Sized> {
 pub struct RwLockWriteGuard<'a, T: ?Sized> {
     lock: &'a RwLock<T>,
     object: Option<ObjectIdx>,
+    /// Where the lock was taken (see [`RwLockReadGuard`]).
+    locked_at: &'static Location<'static>,
     /// Whether the thread was already panicking when it locked (std's rule:
     /// only a panic that starts while the lock is held poisons it).
     panicking: bool,
@@ -108,18 +113,22 @@ impl<T: ?Sized> RwLock<T> {
         })
     }
 
+    #[track_caller]
     fn read_guard(&self, object: Option<ObjectIdx>) -> RwLockReadGuard<'_, T> {
         RwLockReadGuard {
             lock: self,
             object,
+            locked_at: Location::caller(),
             _not_send: PhantomData,
         }
     }
 
+    #[track_caller]
     fn write_guard(&self, object: Option<ObjectIdx>) -> RwLockWriteGuard<'_, T> {
         RwLockWriteGuard {
             lock: self,
             object,
+            locked_at: Location::caller(),
             panicking: std::thread::panicking(),
             _not_send: PhantomData,
         }
@@ -318,12 +327,11 @@ impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
         match self.object {
             // SAFETY: this guard holds a real shared lock.
             None => unsafe { self.lock.raw.unlock_shared() },
-            Some(object) => exec::visible(
-                Some(object),
-                OpKind::ReadUnlock,
-                Location::caller(),
-                |_, _| ((), None),
-            ),
+            Some(object) => {
+                exec::visible(Some(object), OpKind::ReadUnlock, self.locked_at, |_, _| {
+                    ((), None)
+                })
+            }
         }
     }
 }
@@ -340,12 +348,10 @@ impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
                 // SAFETY: this guard holds the real exclusive lock.
                 unsafe { self.lock.raw.unlock_exclusive() };
             }
-            Some(object) => {
-                exec::visible(Some(object), OpKind::Unlock, Location::caller(), |e, _| {
-                    e.object_mut(object).mutex().poisoned |= poison;
-                    ((), None)
-                })
-            }
+            Some(object) => exec::visible(Some(object), OpKind::Unlock, self.locked_at, |e, _| {
+                e.object_mut(object).mutex().poisoned |= poison;
+                ((), None)
+            }),
         }
     }
 }
