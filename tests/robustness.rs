@@ -139,3 +139,24 @@ fn the_watchdog_ends_a_run_blocked_outside_kase_with_a_message() {
     );
     assert!(start.elapsed() < std::time::Duration::from_secs(30));
 }
+
+#[test]
+fn an_execution_with_a_hundred_thousand_visible_operations_completes() {
+    let report = Builder::new().explore(|| {
+        let mine = kase::sync::atomic::AtomicUsize::new(0);
+        let t = thread::spawn(|| {
+            let theirs = kase::sync::atomic::AtomicUsize::new(0);
+            for _ in 0..50_000 {
+                theirs.fetch_add(1, SeqCst);
+            }
+        });
+        for _ in 0..50_000 {
+            mine.fetch_add(1, SeqCst);
+        }
+        t.join().unwrap();
+        assert_eq!(mine.load(SeqCst), 50_000);
+    });
+    assert!(report.failure().is_none(), "{report}");
+    // The two threads touch nothing in common: one trace.
+    assert_eq!(report.executions(), 1);
+}

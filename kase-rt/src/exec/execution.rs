@@ -699,6 +699,9 @@ struct Continuations<'a, 'p> {
     threads: Vec<Option<Box<dyn Continuation + 'a>>>,
     pool: &'p mut StackPool,
     exec: &'a RefCell<Execution>,
+    /// Told when model code runs, so the watchdog ignores the explorer's
+    /// own work between steps.
+    watch: Option<Arc<Watch>>,
 }
 
 impl<'a> Continuations<'a, '_> {
@@ -719,6 +722,7 @@ impl<'a> Continuations<'a, '_> {
     /// Runs `t` until it suspends or finishes.
     fn resume(&mut self, t: ThreadIdx) {
         self.exec.borrow_mut().current = t;
+        let _running = self.watch.as_deref().map(Watch::running);
         let slot = &mut self.threads[t.index()];
         let cont = slot
             .as_mut()
@@ -765,10 +769,12 @@ pub(crate) fn run(
     let mut schedule = Vec::new();
     let mut redundant = false;
     EXECUTION.set(&exec, || {
+        let watch = exec.borrow().watch.clone();
         let mut threads = Continuations {
             threads: Vec::new(),
             pool,
             exec: &exec,
+            watch,
         };
         // SAFETY: `threads` is dropped at the end of this closure, before
         // `main` and `exec` go away; its drop unwinds unfinished threads.

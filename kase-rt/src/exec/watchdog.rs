@@ -21,7 +21,19 @@ pub(crate) struct Watch {
     progress: AtomicU64,
     thread: AtomicU32,
     location: AtomicPtr<Location<'static>>,
+    /// Model code is running (not the explorer between steps).
+    in_model: AtomicBool,
     stop: AtomicBool,
+}
+
+/// Marks model code as running while it lives.
+pub(crate) struct Running<'w>(&'w Watch);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.in_model.store(false, Relaxed);
+        self.0.progress.fetch_add(1, Relaxed);
+    }
 }
 
 impl Watch {
@@ -31,6 +43,14 @@ impl Watch {
         self.thread.store(thread.0, Relaxed);
         self.location
             .store(std::ptr::from_ref(location).cast_mut(), Relaxed);
+    }
+
+    /// Model code runs until the returned guard is dropped; only then can
+    /// the watchdog fire (the explorer's own work is never "blocked").
+    pub(crate) fn running(&self) -> Running<'_> {
+        self.in_model.store(true, Relaxed);
+        self.progress.fetch_add(1, Relaxed);
+        Running(self)
     }
 
     /// The exploration moved on (a new execution started).
@@ -78,7 +98,7 @@ impl Watchdog {
                 while !watched.stop.load(Relaxed) {
                     std::thread::park_timeout(tick);
                     let now = watched.progress.load(Relaxed);
-                    if now == last {
+                    if now == last && watched.in_model.load(Relaxed) {
                         still += tick;
                     } else {
                         (last, still) = (now, Duration::ZERO);

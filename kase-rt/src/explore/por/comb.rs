@@ -16,15 +16,14 @@ impl Por {
         d.sort_unstable();
         d.push(event);
         // The maximal events of C: each thread's last one.
-        let mut last = Vec::new();
-        for &e in &self.config[..config_len] {
-            let t = self.u.get(e).thread.index();
-            if last.len() <= t {
-                last.resize(t + 1, None);
-            }
-            last[t] = Some(e);
-        }
-        let maximal: Vec<EventId> = last.into_iter().flatten().collect();
+        let maximal: Vec<EventId> = self
+            .positions
+            .iter()
+            .filter_map(|events| {
+                let n = events.partition_point(|&(pos, _)| pos < config_len);
+                n.checked_sub(1).map(|i| events[i].1)
+            })
+            .collect();
         let targets: Vec<EventId> = match self.alternatives {
             Alternatives::Optimal => d.clone(),
             // `event` (last in `d`) first, then the most recently added.

@@ -39,7 +39,15 @@ impl Por {
                     .push(e);
             }
         }
-        let chains = Chains { writes, reads };
+        let position = writes
+            .iter()
+            .flat_map(|(&name, chain)| chain.iter().enumerate().map(move |(i, &w)| ((name, w), i)))
+            .collect();
+        let chains = Chains {
+            writes,
+            reads,
+            position,
+        };
         let config = self.config.clone();
         for e in config {
             let ev = self.u.get(e);
@@ -73,7 +81,11 @@ impl Por {
         let seen = pred
             .and_then(|p| self.u.frontier(p, name))
             .unwrap_or_default();
-        let start = chain.iter().position(|&w| w == seen.write).unwrap_or(0);
+        let start = chains
+            .position
+            .get(&(name, seen.write))
+            .copied()
+            .unwrap_or(0);
         // A spinning yield waits for a modification after the write its
         // thread last saw (exec/spin.rs).
         let mut modified_since_seen = false;
@@ -158,4 +170,6 @@ impl Por {
 struct Chains {
     writes: HashMap<Name, Vec<Option<EventId>>>,
     reads: HashMap<(Name, Option<EventId>), Vec<EventId>>,
+    /// Where each write stands in its chain.
+    position: HashMap<(Name, Option<EventId>), usize>,
 }

@@ -72,6 +72,8 @@ pub(crate) struct Por {
     processed: usize,
     config: Vec<EventId>,
     pos: HashMap<EventId, usize>,
+    /// Per thread, its events in `config` with their positions, in order.
+    positions: Vec<Vec<(usize, EventId)>>,
     last: Vec<Option<EventId>>,
     objects: Vec<Option<ObjState>>,
     steps: usize,
@@ -99,6 +101,7 @@ impl Por {
             processed: 0,
             config: Vec::new(),
             pos: HashMap::new(),
+            positions: Vec::new(),
             last: Vec::new(),
             objects: Vec::new(),
             steps: 0,
@@ -227,6 +230,10 @@ impl Por {
         }
         self.guide.remove(&id);
         self.pos.insert(id, i);
+        if self.positions.len() <= t.index() {
+            self.positions.resize_with(t.index() + 1, Vec::new);
+        }
+        self.positions[t.index()].push((i, id));
         self.config.push(id);
         self.set_last(t, id);
         if let Some(child) = spawned {
@@ -268,6 +275,7 @@ impl Por {
         self.processed = 0;
         self.config.clear();
         self.pos.clear();
+        self.positions.clear();
         self.last.clear();
         self.objects.clear();
         self.steps = 0;

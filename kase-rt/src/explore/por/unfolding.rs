@@ -77,8 +77,8 @@ pub(crate) struct Unfolding {
     pub names: Names,
     /// Events by thread and by object name: an event's immediate conflicts
     /// share one of the two.
-    by_thread: HashMap<ThreadIdx, Vec<EventId>>,
-    by_name: HashMap<Name, Vec<EventId>>,
+    by_thread: HashMap<(ThreadIdx, Option<EventId>), Vec<EventId>>,
+    by_name: HashMap<Name, HashMap<Option<EventId>, Vec<EventId>>>,
     /// The kind of object each name denotes (for its initial gate).
     kinds: HashMap<Name, ObjectKind>,
 }
@@ -107,7 +107,11 @@ impl Unfolding {
             }
         }
         let live = |id: &EventId| self.events[*id as usize].is_some();
-        for list in self.by_thread.values_mut().chain(self.by_name.values_mut()) {
+        for list in self
+            .by_thread
+            .values_mut()
+            .chain(self.by_name.values_mut().flat_map(|m| m.values_mut()))
+        {
             list.retain(live);
         }
     }
@@ -121,8 +125,11 @@ impl Unfolding {
         self.names.union(a, b);
         let keep = self.names.find(a);
         let moved = if keep == a { b } else { a };
-        if let Some(list) = self.by_name.remove(&moved) {
-            self.by_name.entry(keep).or_default().extend(list);
+        if let Some(lists) = self.by_name.remove(&moved) {
+            let into = self.by_name.entry(keep).or_default();
+            for (write, list) in lists {
+                into.entry(write).or_default().extend(list);
+            }
         }
         if let Some(kind) = self.kinds.remove(&moved) {
             self.kinds.entry(keep).or_insert(kind);
@@ -165,12 +172,17 @@ impl Unfolding {
     }
 
     /// The events that could be in immediate conflict with `e`: those of its
-    /// thread and those on its object.
+    /// thread with the same predecessor, and those on its object after the
+    /// same write (POR-DESIGN.md, "Immediate conflicts": any other
+    /// conflicting event has a predecessor that already conflicts with `e`).
     pub(crate) fn neighbours(&self, e: EventId) -> impl Iterator<Item = EventId> + '_ {
         let ev = self.get(e);
-        let same_object = ev.name.and_then(|n| self.by_name.get(&self.names.find(n)));
+        let same_object = ev
+            .name
+            .and_then(|n| self.by_name.get(&self.names.find(n)))
+            .and_then(|m| m.get(&ev.write));
         self.by_thread
-            .get(&ev.thread)
+            .get(&(ev.thread, ev.pred))
             .into_iter()
             .flatten()
             .chain(same_object.into_iter().flatten())
@@ -274,9 +286,14 @@ impl Unfolding {
         }
         self.live += 1;
         self.by_key.insert((thread, pred, obj_preds), id);
-        self.by_thread.entry(thread).or_default().push(id);
+        self.by_thread.entry((thread, pred)).or_default().push(id);
         if let Some(n) = name {
-            self.by_name.entry(self.names.find(n)).or_default().push(id);
+            self.by_name
+                .entry(self.names.find(n))
+                .or_default()
+                .entry(write)
+                .or_default()
+                .push(id);
         }
         (id, true)
     }

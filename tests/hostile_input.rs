@@ -1,0 +1,122 @@
+//! Hostile input never panics kase: the schedule parser and the regression
+//! file reader get random and mutated input. Unreadable regression lines are
+//! skipped with a warning and the file is never rewritten.
+//!
+//! `KASE_FUZZ_CASES` raises the number of generated inputs (default 20 000).
+
+use kase::{Builder, Persist, Schedule};
+
+/// xorshift64*: reproducible inputs without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn cases() -> usize {
+    std::env::var("KASE_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000)
+}
+
+/// Mostly schedule-like text: pieces of the format, digits, separators,
+/// huge numbers, whitespace and arbitrary characters.
+fn schedule_like(rng: &mut Rng) -> String {
+    const PIECES: &[&str] = &[
+        "kase1:",
+        "kase",
+        "kase2:",
+        ":",
+        ".",
+        "0",
+        "1",
+        "7",
+        "18446744073709551616",
+        "4294967296",
+        " ",
+        "\t",
+        "\n",
+        "-",
+        "+",
+        "..",
+        "é",
+        "\u{0}",
+        "#",
+        "kase1",
+        "99999999999999999999999",
+    ];
+    let mut s = String::new();
+    for _ in 0..rng.below(12) {
+        if rng.below(8) == 0 {
+            s.push(char::from_u32(rng.next() as u32 % 0x11_0000).unwrap_or('?'));
+        } else {
+            s.push_str(PIECES[rng.below(PIECES.len())]);
+        }
+    }
+    s
+}
+
+#[test]
+fn the_schedule_parser_never_panics_and_round_trips_what_it_accepts() {
+    let mut rng = Rng(0x5eed);
+    let mut accepted = 0;
+    for _ in 0..cases() {
+        let text = schedule_like(&mut rng);
+        if let Ok(schedule) = text.parse::<Schedule>() {
+            accepted += 1;
+            let again: Schedule = schedule
+                .to_string()
+                .parse()
+                .expect("a printed schedule parses");
+            assert_eq!(again.to_string(), schedule.to_string(), "{text:?}");
+        }
+    }
+    assert!(
+        accepted > 0,
+        "the generator should also produce valid schedules"
+    );
+}
+
+#[test]
+fn regression_files_of_random_bytes_are_skipped_not_lost() {
+    let dir = std::env::temp_dir().join(format!("kase-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("hostile.txt"); // the module of `hostile::t`
+    let mut rng = Rng(0xbad);
+    for case in 0..cases() / 100 {
+        let mut bytes = Vec::new();
+        for _ in 0..rng.below(6) {
+            match rng.below(4) {
+                0 => bytes.extend((0..rng.below(40)).map(|_| rng.next() as u8)),
+                1 => bytes.extend(format!("t {}\n", schedule_like(&mut rng)).bytes()),
+                2 => bytes.extend(format!("t {} # comment\n", schedule_like(&mut rng)).bytes()),
+                _ => bytes.extend(b"# header\n\n"),
+            }
+        }
+        std::fs::write(&file, &bytes).unwrap();
+        let report = Builder::new()
+            .name("hostile::t")
+            .regressions_dir(&dir)
+            .persist(Persist::File)
+            .explore(|| {});
+        // A saved schedule that happens to parse replays against a model
+        // that does nothing: at worst a stale-schedule warning.
+        assert!(report.failure().is_none(), "case {case}: {report}");
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            bytes,
+            "case {case}: the file was rewritten"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
