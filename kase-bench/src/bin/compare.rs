@@ -197,7 +197,7 @@ fn run_shuttle(program: &'static Program, params: Vec<usize>) -> ((u64, u64), St
     ((0, 0), status)
 }
 
-/// Runs `f`; "ok", "deadlock", or "panic: <message>".
+/// Runs `f`; `"ok"`, `"deadlock"`, or `"panic: <message>"`.
 fn catch(f: impl FnOnce()) -> String {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(()) => "ok".to_string(),
