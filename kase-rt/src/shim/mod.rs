@@ -13,6 +13,7 @@ pub mod mutex;
 pub mod once;
 pub mod once_lock;
 pub mod park;
+mod poison;
 pub mod rwlock;
 pub mod scope;
 pub mod thread;

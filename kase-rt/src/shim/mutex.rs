@@ -9,13 +9,14 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::panic::Location;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
+use std::sync::{LockResult, TryLockError, TryLockResult};
 
 use parking_lot::lock_api::RawMutex as _;
 
 use crate::exec::object::{ObjectDetail, ObjectHandle};
 use crate::exec::{self, ObjectIdx, OpKind};
+
+use super::poison::{lock_result, PoisonFlag};
 
 /// A mutual exclusion primitive, a drop-in for [`std::sync::Mutex`].
 ///
@@ -29,7 +30,7 @@ use crate::exec::{self, ObjectIdx, OpKind};
 pub struct Mutex<T: ?Sized> {
     handle: ObjectHandle,
     raw: parking_lot::RawMutex,
-    poisoned: AtomicBool,
+    poisoned: PoisonFlag,
     data: UnsafeCell<T>,
 }
 
@@ -67,7 +68,7 @@ impl<T> Mutex<T> {
         Mutex {
             handle: ObjectHandle::new(),
             raw: parking_lot::RawMutex::INIT,
-            poisoned: AtomicBool::new(false),
+            poisoned: PoisonFlag::new(),
             data: UnsafeCell::new(t),
         }
     }
@@ -79,11 +80,7 @@ impl<T> Mutex<T> {
     {
         let poisoned = self.poison_state();
         let data = self.data.into_inner();
-        if poisoned {
-            Err(PoisonError::new(data))
-        } else {
-            Ok(data)
-        }
+        lock_result(data, poisoned)
     }
 }
 
@@ -108,11 +105,7 @@ impl<T: ?Sized> Mutex<T> {
             locked_at: Location::caller(),
             _not_send: PhantomData,
         };
-        if poisoned {
-            Err(PoisonError::new(guard))
-        } else {
-            Ok(guard)
-        }
+        lock_result(guard, poisoned)
     }
 
     /// Acquires the mutex, blocking the current thread until it is able to do
@@ -124,7 +117,7 @@ impl<T: ?Sized> Mutex<T> {
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
         if !exec::in_model() {
             self.raw.lock();
-            return self.guard(None, self.poisoned.load(Ordering::Relaxed));
+            return self.guard(None, self.poisoned.real());
         }
         let object = self.model_object();
         let poisoned = exec::visible(Some(object), OpKind::Lock, Location::caller(), |e, _| {
@@ -137,12 +130,7 @@ impl<T: ?Sized> Mutex<T> {
     #[track_caller]
     pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
         let (object, acquired) = if !exec::in_model() {
-            (
-                None,
-                self.raw
-                    .try_lock()
-                    .then(|| self.poisoned.load(Ordering::Relaxed)),
-            )
+            (None, self.raw.try_lock().then(|| self.poisoned.real()))
         } else {
             let object = self.model_object();
             let acquired =
@@ -164,37 +152,13 @@ impl<T: ?Sized> Mutex<T> {
     /// Whether a thread panicked while holding the lock.
     #[track_caller]
     pub fn is_poisoned(&self) -> bool {
-        if !exec::in_model() {
-            return self.poisoned.load(Ordering::Relaxed);
-        }
-        let object = self.model_object();
-        exec::visible(
-            Some(object),
-            OpKind::IsPoisoned,
-            Location::caller(),
-            |e, _| {
-                let p = e.object_mut(object).mutex().poisoned;
-                (p, Some(u64::from(p)))
-            },
-        )
+        self.poisoned.is_poisoned(|| self.model_object())
     }
 
     /// Clears the poisoned state.
     #[track_caller]
     pub fn clear_poison(&self) {
-        if !exec::in_model() {
-            return self.poisoned.store(false, Ordering::Relaxed);
-        }
-        let object = self.model_object();
-        exec::visible(
-            Some(object),
-            OpKind::ClearPoison,
-            Location::caller(),
-            |e, _| {
-                e.object_mut(object).mutex().poisoned = false;
-                ((), None)
-            },
-        )
+        self.poisoned.clear(|| self.model_object());
     }
 
     /// Mutable access to the data; no locking needed since `&mut self` is
@@ -202,22 +166,13 @@ impl<T: ?Sized> Mutex<T> {
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
         let poisoned = self.poison_state();
         let data = self.data.get_mut();
-        if poisoned {
-            Err(PoisonError::new(data))
-        } else {
-            Ok(data)
-        }
+        lock_result(data, poisoned)
     }
 
     /// Poison state without a scheduling point, for `&mut self`/`self` methods
     /// (exclusive access: nothing can run concurrently with them).
     fn poison_state(&self) -> bool {
-        if exec::in_model() {
-            let object = self.model_object();
-            exec::with(|e| e.object_mut(object).mutex().poisoned)
-        } else {
-            self.poisoned.load(Ordering::Relaxed)
-        }
+        self.poisoned.state(|| self.model_object())
     }
 }
 
@@ -241,7 +196,7 @@ impl<'a, T: ?Sized> MutexGuard<'a, T> {
         match self.object {
             None => {
                 if poison {
-                    self.lock.poisoned.store(true, Ordering::Relaxed);
+                    self.lock.poisoned.set_real();
                 }
                 // SAFETY: this guard holds the real lock (it was created by a
                 // successful `lock`/`try_lock` outside a model), and releases

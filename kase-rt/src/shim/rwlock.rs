@@ -9,13 +9,14 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::panic::Location;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
+use std::sync::{LockResult, TryLockError, TryLockResult};
 
 use parking_lot::lock_api::{RawRwLock as _, RawRwLockDowngrade as _};
 
 use crate::exec::object::{ObjectDetail, ObjectHandle};
 use crate::exec::{self, ObjectIdx, OpKind};
+
+use super::poison::{lock_result, PoisonFlag};
 
 /// A reader–writer lock, a drop-in for [`std::sync::RwLock`].
 ///
@@ -34,7 +35,7 @@ use crate::exec::{self, ObjectIdx, OpKind};
 pub struct RwLock<T: ?Sized> {
     handle: ObjectHandle,
     raw: parking_lot::RawRwLock,
-    poisoned: AtomicBool,
+    poisoned: PoisonFlag,
     data: UnsafeCell<T>,
 }
 
@@ -82,7 +83,7 @@ impl<T> RwLock<T> {
         RwLock {
             handle: ObjectHandle::new(),
             raw: parking_lot::RawRwLock::INIT,
-            poisoned: AtomicBool::new(false),
+            poisoned: PoisonFlag::new(),
             data: UnsafeCell::new(t),
         }
     }
@@ -94,11 +95,7 @@ impl<T> RwLock<T> {
     {
         let poisoned = self.poison_state();
         let data = self.data.into_inner();
-        if poisoned {
-            Err(PoisonError::new(data))
-        } else {
-            Ok(data)
-        }
+        lock_result(data, poisoned)
     }
 }
 
@@ -140,7 +137,7 @@ impl<T: ?Sized> RwLock<T> {
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
         if !exec::in_model() {
             self.raw.lock_shared();
-            return poison(self.read_guard(None), self.poisoned.load(Ordering::Relaxed));
+            return lock_result(self.read_guard(None), self.poisoned.real());
         }
         let object = self.model_object();
         let poisoned = exec::visible(
@@ -149,7 +146,7 @@ impl<T: ?Sized> RwLock<T> {
             Location::caller(),
             |e, _| (e.object_mut(object).mutex().poisoned, None),
         );
-        poison(self.read_guard(Some(object)), poisoned)
+        lock_result(self.read_guard(Some(object)), poisoned)
     }
 
     /// Attempts to take a read lock without blocking.
@@ -157,7 +154,7 @@ impl<T: ?Sized> RwLock<T> {
     pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
         let (object, acquired) = if !exec::in_model() {
             let ok = self.raw.try_lock_shared();
-            (None, ok.then(|| self.poisoned.load(Ordering::Relaxed)))
+            (None, ok.then(|| self.poisoned.real()))
         } else {
             let object = self.model_object();
             let acquired = exec::visible(
@@ -171,7 +168,7 @@ impl<T: ?Sized> RwLock<T> {
         match acquired {
             None => Err(TryLockError::WouldBlock),
             Some(poisoned) => {
-                poison(self.read_guard(object), poisoned).map_err(TryLockError::Poisoned)
+                lock_result(self.read_guard(object), poisoned).map_err(TryLockError::Poisoned)
             }
         }
     }
@@ -185,16 +182,13 @@ impl<T: ?Sized> RwLock<T> {
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
         if !exec::in_model() {
             self.raw.lock_exclusive();
-            return poison(
-                self.write_guard(None),
-                self.poisoned.load(Ordering::Relaxed),
-            );
+            return lock_result(self.write_guard(None), self.poisoned.real());
         }
         let object = self.model_object();
         let poisoned = exec::visible(Some(object), OpKind::Lock, Location::caller(), |e, _| {
             (e.object_mut(object).mutex().poisoned, None)
         });
-        poison(self.write_guard(Some(object)), poisoned)
+        lock_result(self.write_guard(Some(object)), poisoned)
     }
 
     /// Attempts to take the write lock without blocking.
@@ -202,7 +196,7 @@ impl<T: ?Sized> RwLock<T> {
     pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
         let (object, acquired) = if !exec::in_model() {
             let ok = self.raw.try_lock_exclusive();
-            (None, ok.then(|| self.poisoned.load(Ordering::Relaxed)))
+            (None, ok.then(|| self.poisoned.real()))
         } else {
             let object = self.model_object();
             let acquired =
@@ -214,7 +208,7 @@ impl<T: ?Sized> RwLock<T> {
         match acquired {
             None => Err(TryLockError::WouldBlock),
             Some(poisoned) => {
-                poison(self.write_guard(object), poisoned).map_err(TryLockError::Poisoned)
+                lock_result(self.write_guard(object), poisoned).map_err(TryLockError::Poisoned)
             }
         }
     }
@@ -222,54 +216,25 @@ impl<T: ?Sized> RwLock<T> {
     /// Whether a writer panicked while holding the lock.
     #[track_caller]
     pub fn is_poisoned(&self) -> bool {
-        if !exec::in_model() {
-            return self.poisoned.load(Ordering::Relaxed);
-        }
-        let object = self.model_object();
-        exec::visible(
-            Some(object),
-            OpKind::IsPoisoned,
-            Location::caller(),
-            |e, _| {
-                let p = e.object_mut(object).mutex().poisoned;
-                (p, Some(u64::from(p)))
-            },
-        )
+        self.poisoned.is_poisoned(|| self.model_object())
     }
 
     /// Clears the poisoned state.
     #[track_caller]
     pub fn clear_poison(&self) {
-        if !exec::in_model() {
-            return self.poisoned.store(false, Ordering::Relaxed);
-        }
-        let object = self.model_object();
-        exec::visible(
-            Some(object),
-            OpKind::ClearPoison,
-            Location::caller(),
-            |e, _| {
-                e.object_mut(object).mutex().poisoned = false;
-                ((), None)
-            },
-        )
+        self.poisoned.clear(|| self.model_object());
     }
 
     /// Mutable access to the data; `&mut self` needs no locking. `Err` if
     /// the lock is poisoned.
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
         let poisoned = self.poison_state();
-        poison(self.data.get_mut(), poisoned)
+        lock_result(self.data.get_mut(), poisoned)
     }
 
     /// Poison state without a scheduling point (exclusive access).
     fn poison_state(&self) -> bool {
-        if exec::in_model() {
-            let object = self.model_object();
-            exec::with(|e| e.object_mut(object).mutex().poisoned)
-        } else {
-            self.poisoned.load(Ordering::Relaxed)
-        }
+        self.poisoned.state(|| self.model_object())
     }
 }
 
@@ -284,14 +249,6 @@ fn try_outcome(
     (acquired, Some(u64::from(acquired.is_some())))
 }
 
-fn poison<G>(guard: G, poisoned: bool) -> LockResult<G> {
-    if poisoned {
-        Err(PoisonError::new(guard))
-    } else {
-        Ok(guard)
-    }
-}
-
 impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
     /// Turns the write lock into a read lock without letting a writer in.
     #[track_caller]
@@ -302,7 +259,7 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
         match object {
             None => {
                 if poison {
-                    lock.poisoned.store(true, Ordering::Relaxed);
+                    lock.poisoned.set_real();
                 }
                 // SAFETY: the guard holds the real exclusive lock.
                 unsafe { lock.raw.downgrade() };
@@ -343,7 +300,7 @@ impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
         match self.object {
             None => {
                 if poison {
-                    self.lock.poisoned.store(true, Ordering::Relaxed);
+                    self.lock.poisoned.set_real();
                 }
                 // SAFETY: this guard holds the real exclusive lock.
                 unsafe { self.lock.raw.unlock_exclusive() };

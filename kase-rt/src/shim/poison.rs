@@ -1,0 +1,85 @@
+//! Poisoning, shared by `Mutex` and `RwLock`: outside a model a flag beside
+//! the lock, as std; inside, the flag lives in the execution (so it restarts
+//! with every execution) and reading or clearing it is a visible operation.
+
+use std::panic::Location;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{LockResult, PoisonError};
+
+use crate::exec::{self, ObjectIdx, OpKind};
+
+/// The poison flag of a real (not modelled) lock.
+#[derive(Debug)]
+pub(crate) struct PoisonFlag(AtomicBool);
+
+impl PoisonFlag {
+    pub(crate) const fn new() -> Self {
+        PoisonFlag(AtomicBool::new(false))
+    }
+
+    /// The real lock's flag.
+    pub(crate) fn real(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Poisons the real lock.
+    pub(crate) fn set_real(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// `is_poisoned`: in a model a visible read of the lock `object`.
+    #[track_caller]
+    pub(crate) fn is_poisoned(&self, object: impl FnOnce() -> ObjectIdx) -> bool {
+        if !exec::in_model() {
+            return self.real();
+        }
+        let object = object();
+        exec::visible(
+            Some(object),
+            OpKind::IsPoisoned,
+            Location::caller(),
+            |e, _| {
+                let p = e.object_mut(object).mutex().poisoned;
+                (p, Some(u64::from(p)))
+            },
+        )
+    }
+
+    /// `clear_poison`: in a model a visible write of the lock `object`.
+    #[track_caller]
+    pub(crate) fn clear(&self, object: impl FnOnce() -> ObjectIdx) {
+        if !exec::in_model() {
+            return self.0.store(false, Ordering::Relaxed);
+        }
+        let object = object();
+        exec::visible(
+            Some(object),
+            OpKind::ClearPoison,
+            Location::caller(),
+            |e, _| {
+                e.object_mut(object).mutex().poisoned = false;
+                ((), None)
+            },
+        );
+    }
+
+    /// The flag without a scheduling point, for `&mut self` / `self`
+    /// methods (exclusive access: nothing can run concurrently with them).
+    pub(crate) fn state(&self, object: impl FnOnce() -> ObjectIdx) -> bool {
+        if exec::in_model() {
+            let object = object();
+            exec::with(|e| e.object_mut(object).mutex().poisoned)
+        } else {
+            self.real()
+        }
+    }
+}
+
+/// `Ok(guard)`, or `Err` carrying it if the lock is poisoned.
+pub(crate) fn lock_result<G>(guard: G, poisoned: bool) -> LockResult<G> {
+    if poisoned {
+        Err(PoisonError::new(guard))
+    } else {
+        Ok(guard)
+    }
+}
