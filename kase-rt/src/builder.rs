@@ -42,6 +42,9 @@ pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
 /// Default number of executions the search for a simpler failing
 /// interleaving may run after a failure (see [`Builder::minimize`]).
 pub const DEFAULT_MINIMIZE: u64 = 1_000;
+/// Whether critical-section peeking is on by default (see
+/// [`Builder::peeking`]).
+pub const DEFAULT_PEEKING: bool = false;
 
 impl Default for Builder {
     fn default() -> Self {
@@ -79,6 +82,7 @@ impl Builder {
             check_determinism: false,
             watchdog: Some(DEFAULT_WATCHDOG),
             backtraces: false,
+            peeking: DEFAULT_PEEKING,
         };
         if let Some(n) = env(
             "KASE_MAX_EXECUTIONS",
@@ -148,6 +152,9 @@ impl Builder {
         ) {
             config.watchdog = (secs > 0.0).then(|| Duration::from_secs_f64(secs));
         }
+        if let Some(p) = env("KASE_PEEKING", "`1` (on) or `0` (off)", parse_progress) {
+            config.peeking = p;
+        }
         config.backtraces =
             std::env::var_os("KASE_BACKTRACE").is_some_and(|v| !v.is_empty() && v != "0");
         if let Ok(value) = std::env::var("KASE_REPLAY") {
@@ -157,6 +164,47 @@ impl Builder {
             }
         }
         Builder { config }
+    }
+
+    /// Critical-section peeking: two critical sections of one `Mutex`
+    /// commute unless what they access conflicts (one writes what the other
+    /// reads or writes) or one of them also does other synchronisation.
+    ///
+    /// While a thread holds a mutex and only accesses memory (atomics,
+    /// tracked `UnsafeCell`s, the guarded data through the guard), kase runs
+    /// it as one step; sections that touch disjoint data are then explored
+    /// in one order only. If some thread *not* holding the mutex accesses
+    /// that data concurrently (so it could run in the middle of a section),
+    /// kase notices, discards the exploration and explores again without
+    /// peeking ([`Report::peeking`], [`Report::warnings`]). `KASE_PEEKING=0|1`
+    /// sets it from the environment; `Strategy::Exhaustive` counts traces
+    /// under the same setting.
+    ///
+    /// ```
+    /// use kase_rt::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    /// use kase_rt::sync::{Arc, Mutex};
+    /// use kase_rt::{thread, Builder};
+    ///
+    /// let model = || {
+    ///     let lock = Arc::new(Mutex::new(()));
+    ///     let cells = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+    ///     let (l, c) = (lock.clone(), cells.clone());
+    ///     let t = thread::spawn(move || {
+    ///         let _g = l.lock().unwrap();
+    ///         c[0].fetch_add(1, Relaxed);
+    ///     });
+    ///     {
+    ///         let _g = lock.lock().unwrap();
+    ///         cells[1].fetch_add(1, Relaxed);
+    ///     }
+    ///     t.join().unwrap();
+    /// };
+    /// assert_eq!(Builder::new().peeking(true).explore(model).executions(), 1);
+    /// assert_eq!(Builder::new().peeking(false).explore(model).executions(), 2);
+    /// ```
+    pub fn peeking(mut self, on: bool) -> Self {
+        self.config.peeking = on;
+        self
     }
 
     /// The exploration algorithm (default [`Strategy::Por`]).

@@ -53,6 +53,9 @@ pub enum ObjectKind {
     Park,
     /// A tracked `UnsafeCell`.
     Cell,
+    /// The data a `Mutex` guards, accessed through its guard (only recorded
+    /// with critical-section peeking).
+    Data,
 }
 
 /// The kind of a visible operation.
@@ -117,6 +120,23 @@ pub enum OpKind {
     ParkTimeout,
     /// `Thread::unpark`: makes the token available.
     Unpark,
+    /// With critical-section peeking, `Mutex::lock`: starts a *pure part*
+    /// that runs without a choice point while it only accesses memory. A
+    /// read of the mutex, so pure sections commute on the mutex itself and
+    /// are ordered only by what they access (POR-DESIGN.md, "Critical-section
+    /// peeking").
+    PeekLock,
+    /// The unlock that ends a pure section: a read of the mutex.
+    PeekUnlock,
+    /// A pure part meets other synchronisation (or grows too long): from
+    /// here the section holds the mutex exclusively, a write of the mutex.
+    Upgrade,
+    /// A read of memory inside a critical section with peeking: the guarded
+    /// data (`Deref`) or a tracked cell. Never a scheduling point.
+    DataRead,
+    /// A write of memory inside a critical section with peeking: the guarded
+    /// data (`DerefMut`) or a tracked cell. Never a scheduling point.
+    DataWrite,
 }
 
 impl OpKind {
@@ -135,14 +155,39 @@ impl OpKind {
                 | OpKind::TryReadLock
                 | OpKind::ReadUnlock
                 | OpKind::Yield
+                | OpKind::PeekLock
+                | OpKind::PeekUnlock
+                | OpKind::DataRead
         )
+    }
+
+    /// Whether a thread inside a pure part of a critical section may perform
+    /// the operation without ending the part: memory accesses only.
+    pub fn is_memory_access(self) -> bool {
+        matches!(
+            self,
+            OpKind::Load
+                | OpKind::Store
+                | OpKind::Rmw
+                | OpKind::CompareExchange
+                | OpKind::DataRead
+                | OpKind::DataWrite
+        )
+    }
+
+    /// Whether the operation ends a pure part of a critical section.
+    pub fn ends_pure_part(self) -> bool {
+        matches!(self, OpKind::PeekUnlock | OpKind::Upgrade)
     }
 
     /// Whether the scheduler must make a choice before this operation runs.
     /// A spawn or a fence cannot be observed by another thread before its own
     /// thread's next operation, so it runs as part of the step before it.
     pub fn is_scheduling_point(self) -> bool {
-        !matches!(self, OpKind::Spawn | OpKind::Fence)
+        !matches!(
+            self,
+            OpKind::Spawn | OpKind::Fence | OpKind::DataRead | OpKind::DataWrite | OpKind::Upgrade
+        )
     }
 
     /// A short name for reports.
@@ -175,6 +220,11 @@ impl OpKind {
             OpKind::Park => "park",
             OpKind::ParkTimeout => "park_timeout",
             OpKind::Unpark => "unpark",
+            OpKind::PeekLock => "lock",
+            OpKind::PeekUnlock => "unlock",
+            OpKind::Upgrade => "keep locked",
+            OpKind::DataRead => "read",
+            OpKind::DataWrite => "write",
         }
     }
 }
@@ -204,6 +254,9 @@ mod tests {
             ReadLock,
             TryReadLock,
             ReadUnlock,
+            PeekLock,
+            PeekUnlock,
+            DataRead,
         ] {
             assert!(!k.writes(), "{k:?}");
         }
@@ -217,6 +270,8 @@ mod tests {
             ClearPoison,
             Spawn,
             Exit,
+            Upgrade,
+            DataWrite,
         ] {
             assert!(k.writes(), "{k:?}");
         }

@@ -13,6 +13,7 @@ use super::continuation::{Body, Continuation, CoroutineThread, Resumed, StackPoo
 use super::hb::{CellAccess, ThreadHb};
 use super::object::{ObjectDetail, ObjectHandle, ObjectState};
 use super::panic::{self, PanicInfo};
+use super::peek::{self, AccessTag, PurePart, Section, Sections, MAX_PURE_STEPS};
 use super::spin::SpinTrack;
 use super::thread::{Pending, ThreadInterner, ThreadState};
 use super::watchdog::Watch;
@@ -76,6 +77,14 @@ pub enum Fault {
         /// What differed.
         message: String,
     },
+    /// With critical-section peeking, a data race under the happens-before
+    /// that every interleaving of this trace shares: it may be in another
+    /// interleaving than this one, so it is confirmed by exploring again
+    /// without peeking (`explore/POR-DESIGN.md`).
+    PeekingUnsound {
+        /// What happened, in words.
+        reason: String,
+    },
 }
 
 impl std::fmt::Debug for Fault {
@@ -91,6 +100,7 @@ impl std::fmt::Debug for Fault {
             ),
             Fault::Leak { running } => write!(f, "Leak({} running)", running.len()),
             Fault::Divergence { message } => write!(f, "Divergence({message})"),
+            Fault::PeekingUnsound { reason } => write!(f, "PeekingUnsound({reason})"),
         }
     }
 }
@@ -131,6 +141,9 @@ pub(crate) struct Limits {
     pub watch: Option<Arc<Watch>>,
     /// Capture a backtrace at every visible operation (`KASE_BACKTRACE`).
     pub backtraces: bool,
+    /// Critical-section peeking: pure parts of mutex sections run as one
+    /// step (`exec/peek.rs`).
+    pub peeking: bool,
 }
 
 /// What one execution produced.
@@ -147,6 +160,11 @@ pub(crate) struct Outcome {
     pub interner: ThreadInterner,
     /// Kinds of the objects, by index.
     pub objects: Vec<ObjectKind>,
+    /// It ran with critical-section peeking.
+    pub peeking: bool,
+    /// Why peeking may have missed behaviours (`exec/peek.rs`, D1), if it
+    /// may have.
+    pub peek_violation: Option<String>,
 }
 
 /// The state of one execution, reachable from shims through [`super::with`].
@@ -171,6 +189,14 @@ pub struct Execution {
     unmodified: bool,
     /// Visible operations performed by unwinding threads (no choice point).
     unwinding_steps: u64,
+    /// Critical-section peeking is on.
+    peeking: bool,
+    /// The pure parts of critical sections so far (with peeking).
+    sections: Sections,
+    /// The first sign that peeking's semantics may miss behaviours of the
+    /// program (exec/peek.rs, D1): the execution is real, but an exploration
+    /// that relied on peeking must be redone without it.
+    peek_violation: Option<String>,
 }
 
 impl Execution {
@@ -184,6 +210,9 @@ impl Execution {
             sc_fences: VectorClock::new(),
             unmodified: false,
             unwinding_steps: 0,
+            peeking: limits.peeking,
+            sections: Sections::default(),
+            peek_violation: None,
             threads: Vec::new(),
             objects: Vec::new(),
             events: Vec::new(),
@@ -318,6 +347,14 @@ impl Execution {
         kind: OpKind,
         location: &'static Location<'static>,
     ) -> Option<*const dyn Suspend> {
+        if self.peeking && !self.teardown {
+            self.end_pure_part_unless(object, kind, location);
+        }
+        let kind = if self.peeking && !self.teardown {
+            self.peek_kind(object, kind)
+        } else {
+            kind
+        };
         let spins_on = (kind == OpKind::Yield && !self.teardown)
             .then(|| self.thread(self.current).spin.waits_on())
             .flatten();
@@ -343,8 +380,12 @@ impl Execution {
         // per OS thread, and another model thread (or the driver) running
         // while it is raised would see `panicking() == true` or abort on its
         // own panic. Its remaining operations run without a choice point.
-        let switch = kind.is_scheduling_point() && !std::thread::panicking();
-        if !switch && kind.is_scheduling_point() {
+        let unwinding = std::thread::panicking();
+        // Inside a pure part of a critical section the thread runs on: the
+        // part is one step (exec/peek.rs).
+        let pure = self.thread(action.thread).pure.is_some();
+        let switch = kind.is_scheduling_point() && !unwinding && !pure;
+        if unwinding && kind.is_scheduling_point() {
             self.unwinding_steps += 1;
             if self.unwinding_steps > self.max_steps {
                 // It cannot be stopped (a second panic would abort anyway)
@@ -398,6 +439,7 @@ impl Execution {
             watch.tick(t, pending.location);
         }
         let mut clock = self.thread(t).clock.clone();
+        let before = self.peeking.then(|| clock.clone());
         if let Some(object) = action.object {
             let obj = &mut self.objects[object.0 as usize];
             clock.join(&obj.last_write);
@@ -429,6 +471,10 @@ impl Execution {
                 .then(|| Box::new(backtrace::Backtrace::new_unresolved())),
         });
         let at = self.events.len() - 1;
+        let section = match &before {
+            Some(before) => self.peek_check(at, &action, before),
+            None => None,
+        };
         // The effect sees the gate before the operation (a try-lock asks
         // whether it succeeds); then the gate moves past it.
         let acquires = action
@@ -454,12 +500,18 @@ impl Execution {
         let thread = self.thread_mut(t);
         if action.kind == OpKind::Yield {
             thread.spin = SpinTrack::Nothing;
+        } else if matches!(action.kind, OpKind::PeekLock | OpKind::PeekUnlock) {
+            // A pure section's lock and unlock tell a spinning thread
+            // nothing: it waits for the data it read to change.
         } else {
             thread
                 .spin
                 .record(action.object, action.kind, modified, mods);
         }
         self.events[at].modified = modified;
+        if self.peeking {
+            self.peek_after(at, &action, section, !try_failed);
+        }
         self.thread_mut(t).hb.tick(t);
         self.events[at].value = value;
         result
@@ -476,14 +528,17 @@ impl Execution {
             .hb;
         if acquires {
             hb.acquire(&obj.sync);
-            if kind == OpKind::Lock || kind == OpKind::TryLock {
-                // A writer comes after every reader that left (RwLock).
+            if matches!(kind, OpKind::Lock | OpKind::TryLock | OpKind::Upgrade) {
+                // A writer comes after every reader that left (RwLock), and
+                // an upgraded section after every pure section (peeking).
                 hb.acquire(&std::mem::take(&mut obj.read_release));
             }
         }
         match kind {
             OpKind::Unlock | OpKind::Downgrade | OpKind::Exit => obj.sync = hb.clock.clone(),
-            OpKind::ReadUnlock => obj.read_release.join(&hb.clock),
+            // A pure section hands over only to what depends on it (rule R,
+            // exec/peek.rs) and to upgraded sections (POR-DESIGN.md).
+            OpKind::ReadUnlock | OpKind::PeekUnlock => obj.read_release.join(&hb.clock),
             OpKind::Unpark => obj.sync.join(&hb.clock),
             _ => {}
         }
@@ -548,9 +603,21 @@ impl Execution {
             return false;
         };
         if self.fault.is_none() {
-            self.fault = Some(Fault::DataRace {
-                earlier,
-                later: here,
+            self.fault = Some(if self.peeking && !self.sections.all.is_empty() {
+                // Happens-before under peeking is weaker than in this
+                // interleaving (POR-DESIGN.md): confirm without peeking.
+                Fault::PeekingUnsound {
+                    reason: format!(
+                        "a possible data race between {} at {} and {} at {} depends on the order of \
+                         critical sections",
+                        earlier.thread, earlier.location, here.thread, here.location
+                    ),
+                }
+            } else {
+                Fault::DataRace {
+                    earlier,
+                    later: here,
+                }
             });
         }
         true
@@ -659,6 +726,212 @@ impl Execution {
         let thread = self.thread_mut(self.current);
         thread.finished = true;
         thread.suspender = None;
+    }
+}
+
+/// Critical-section peeking (`exec/peek.rs`, `explore/POR-DESIGN.md`).
+impl Execution {
+    /// Whether the current thread is inside a pure part of a critical
+    /// section (its memory accesses are events, never choice points).
+    pub(crate) fn in_pure_part(&self) -> bool {
+        self.peeking && !self.teardown && self.thread(self.current).pure.is_some()
+    }
+
+    /// Whether critical-section peeking is on (and the execution running).
+    pub(crate) fn peeking(&self) -> bool {
+        self.peeking && !self.teardown
+    }
+
+    /// The object standing for the data `mutex` guards, created on first use.
+    pub(crate) fn mutex_data(&mut self, mutex: ObjectIdx) -> ObjectIdx {
+        if let Some(data) = self.object_mut(mutex).mutex().data {
+            return data;
+        }
+        let data = self.add_object(ObjectDetail::Data);
+        self.object_mut(mutex).mutex().data = Some(data);
+        data
+    }
+
+    /// Ends the current thread's pure part, with an upgrade event, unless
+    /// the operation about to be announced is a memory access (and the part
+    /// is not too long yet) or its own unlock. A panicking thread always
+    /// upgrades: its unlock poisons the mutex, a write.
+    fn end_pure_part_unless(
+        &mut self,
+        object: Option<ObjectIdx>,
+        kind: OpKind,
+        location: &'static Location<'static>,
+    ) {
+        let t = self.current;
+        let Some(part) = self.thread(t).pure else {
+            return;
+        };
+        let keeps = !std::thread::panicking()
+            && ((kind.is_memory_access() && part.steps < MAX_PURE_STEPS)
+                || (kind == OpKind::Unlock && object == Some(part.mutex)));
+        if keeps {
+            return;
+        }
+        let action = Action {
+            thread: t,
+            object: Some(part.mutex),
+            kind: OpKind::Upgrade,
+        };
+        self.thread_mut(t).pending = Some(Pending { action, location });
+        self.perform(|_, _| ((), None));
+    }
+
+    /// The operation kind under peeking: a mutex lock starts a pure part,
+    /// and the unlock of a pure part ends it.
+    fn peek_kind(&self, object: Option<ObjectIdx>, kind: OpKind) -> OpKind {
+        let Some(o) = object else {
+            return kind;
+        };
+        match kind {
+            OpKind::Lock
+                if matches!(self.objects[o.0 as usize].detail, ObjectDetail::Mutex(_))
+                    && !std::thread::panicking() =>
+            {
+                OpKind::PeekLock
+            }
+            OpKind::Unlock if self.thread(self.current).pure.is_some_and(|p| p.mutex == o) => {
+                OpKind::PeekUnlock
+            }
+            _ => kind,
+        }
+    }
+
+    /// Checks the access just recorded as event `at` against the accesses it
+    /// depends on directly (rule R and D1 of `exec/peek.rs`); `before` is
+    /// its thread's dependence clock before it. Returns the pure part the
+    /// access belongs to (a `PeekLock` opens one here).
+    fn peek_check(&mut self, at: usize, action: &Action, before: &VectorClock) -> Option<usize> {
+        let t = action.thread;
+        let section = match (action.kind, action.object) {
+            (OpKind::PeekLock, Some(mutex)) => {
+                self.sections.all.push(Section {
+                    thread: t,
+                    mutex,
+                    start: at,
+                    end: None,
+                    release: VectorClock::new(),
+                    lock_location: self.events[at].location,
+                });
+                Some(self.sections.all.len() - 1)
+            }
+            _ => self.thread(t).pure.map(|p| p.section),
+        };
+        let Some(object) = action.object.filter(|_| peek::tagged(action.kind)) else {
+            return section;
+        };
+        let direct: Vec<AccessTag> = self.objects[object.0 as usize]
+            .tags
+            .direct(action.kind.writes())
+            .filter(|tag| tag.thread != t)
+            .cloned()
+            .collect();
+        let mine = section.map(|s| self.sections.all[s].mutex);
+        for tag in direct {
+            let mut violation = None;
+            if let Some(s) = tag.section {
+                let other = &self.sections.all[s];
+                if mine == Some(other.mutex) {
+                    // Rule R: after the whole other part, which released.
+                    let release = other.release.clone();
+                    self.thread_mut(t).hb.acquire(&release);
+                } else if !self.thread(t).held.contains(&other.mutex) {
+                    let ordered = other.end.is_some_and(|e| {
+                        before.get(other.thread) >= self.events[e].clock.get(other.thread)
+                    });
+                    if !ordered {
+                        violation = Some((s, t, self.events[at].location));
+                    }
+                }
+            }
+            if let (Some(s), Some(mutex)) = (section, mine) {
+                let in_section = tag
+                    .section
+                    .is_some_and(|o| self.sections.all[o].mutex == mutex)
+                    || tag.holds.contains(&mutex);
+                let start = &self.events[self.sections.all[s].start].clock;
+                if !in_section
+                    && start.get(tag.thread) < self.events[tag.event].clock.get(tag.thread)
+                {
+                    violation = Some((s, tag.thread, self.events[tag.event].location));
+                }
+            }
+            if let Some((s, thread, location)) = violation {
+                if self.peek_violation.is_none() {
+                    let what = format!("{:?}#{}", self.objects[object.0 as usize].kind(), object.0)
+                        .to_ascii_lowercase();
+                    let reason =
+                        peek::violation_message(&self.sections.all[s], (thread, location), &what);
+                    self.peek_violation = Some(reason);
+                }
+            }
+        }
+        section
+    }
+
+    /// Bookkeeping after the access `at` ran: the pure part's steps and end,
+    /// the mutexes held, and the access's tag on its object. `acquired`: a
+    /// try-lock succeeded (or the operation is not one).
+    fn peek_after(&mut self, at: usize, action: &Action, section: Option<usize>, acquired: bool) {
+        let t = action.thread;
+        let is_mutex = |e: &Execution, o: ObjectIdx| {
+            matches!(e.objects[o.0 as usize].detail, ObjectDetail::Mutex(_))
+        };
+        match (action.kind, action.object) {
+            (OpKind::PeekLock, Some(mutex)) => {
+                let section = section.expect("kase internal error: a PeekLock without its section");
+                let thread = self.thread_mut(t);
+                thread.pure = Some(PurePart {
+                    mutex,
+                    section,
+                    steps: 0,
+                });
+                thread.held.push(mutex);
+            }
+            (OpKind::PeekUnlock | OpKind::Upgrade, Some(mutex)) => {
+                let release = self.thread(t).hb.clock.clone();
+                if let Some(s) = section {
+                    let record = &mut self.sections.all[s];
+                    record.end = Some(at);
+                    record.release = release;
+                }
+                let thread = self.thread_mut(t);
+                thread.pure = None;
+                if action.kind == OpKind::PeekUnlock {
+                    thread.held.retain(|&m| m != mutex);
+                }
+            }
+            (OpKind::Lock, Some(o)) | (OpKind::TryLock, Some(o))
+                if acquired && is_mutex(self, o) =>
+            {
+                self.thread_mut(t).held.push(o);
+            }
+            (OpKind::Unlock, Some(o)) => self.thread_mut(t).held.retain(|&m| m != o),
+            _ => {
+                if let Some(part) = &mut self.thread_mut(t).pure {
+                    part.steps += 1;
+                }
+            }
+        }
+        if let Some(object) = action.object.filter(|_| peek::tagged(action.kind)) {
+            let mut holds = self.thread(t).held.clone();
+            if action.kind == OpKind::Unlock {
+                holds.push(object); // it held the mutex up to this event
+            }
+            let tag = AccessTag {
+                event: at,
+                thread: t,
+                section,
+                holds,
+            };
+            self.objects[object.0 as usize]
+                .tags
+                .push(tag, action.kind.writes());
+        }
     }
 }
 
@@ -865,5 +1138,7 @@ pub(crate) fn run(
         fault: exec.fault,
         interner: exec.interner,
         objects,
+        peeking: exec.peeking,
+        peek_violation: exec.peek_violation,
     }
 }

@@ -16,9 +16,12 @@ pub enum Gate {
     /// Every operation is always enabled (atomics).
     #[default]
     Open,
-    /// A mutex: `Lock` waits while it is held.
+    /// A mutex: `Lock` waits while it is held. With critical-section
+    /// peeking, pure sections hold it without a write (`PeekLock` and
+    /// `PeekUnlock` are reads), counted from the reads like `RwLock` readers.
     Mutex {
-        /// Whether some thread holds it.
+        /// Whether some thread holds it exclusively (a plain lock, or an
+        /// upgraded section).
         held: bool,
     },
     /// A reader–writer lock.
@@ -62,12 +65,28 @@ fn readers_after(writer: bool, base: u32, reads: &[(ThreadIdx, OpKind)]) -> u32 
     (base + acquired).saturating_sub(released)
 }
 
+/// Pure sections holding a mutex after `reads` (the reads since its last
+/// write), not counting `thread`'s own.
+fn pure_holders(reads: &[(ThreadIdx, OpKind)], except: Option<ThreadIdx>) -> usize {
+    let count = |kind: OpKind| {
+        reads
+            .iter()
+            .filter(|&&(t, k)| k == kind && Some(t) != except)
+            .count()
+    };
+    count(OpKind::PeekLock).saturating_sub(count(OpKind::PeekUnlock))
+}
+
 impl Gate {
     /// Whether `thread` may perform `kind` now, given the reads of the
     /// object since its last write.
     pub fn enabled(&self, kind: OpKind, thread: ThreadIdx, reads: &[(ThreadIdx, OpKind)]) -> bool {
         match (self, kind) {
-            (Gate::Mutex { held }, OpKind::Lock) => !held,
+            (Gate::Mutex { held }, OpKind::PeekLock) => !held,
+            (Gate::Mutex { held }, OpKind::Lock) => !held && pure_holders(reads, None) == 0,
+            (Gate::Mutex { held }, OpKind::Upgrade) => {
+                !held && pure_holders(reads, Some(thread)) == 0
+            }
             (Gate::RwLock { writer, .. }, OpKind::ReadLock) => !writer,
             (Gate::RwLock { writer, readers }, OpKind::Lock) => {
                 !writer && readers_after(*writer, *readers, reads) == 0
@@ -82,7 +101,7 @@ impl Gate {
     /// Whether a `TryLock` / `TryReadLock` by `thread` succeeds now.
     pub fn try_succeeds(&self, kind: OpKind, reads: &[(ThreadIdx, OpKind)]) -> bool {
         match (self, kind) {
-            (Gate::Mutex { held }, OpKind::TryLock) => !held,
+            (Gate::Mutex { held }, OpKind::TryLock) => !held && pure_holders(reads, None) == 0,
             (Gate::RwLock { writer, .. }, OpKind::TryReadLock) => !writer,
             (Gate::RwLock { writer, readers }, OpKind::TryLock) => {
                 !writer && readers_after(*writer, *readers, reads) == 0
@@ -102,7 +121,7 @@ impl Gate {
         let mut next = self.clone();
         match &mut next {
             Gate::Mutex { held } => match kind {
-                OpKind::Lock => *held = true,
+                OpKind::Lock | OpKind::Upgrade => *held = true,
                 OpKind::TryLock => *held = true, // it was free, or it stays held
                 OpKind::Unlock => *held = false,
                 _ => {}
@@ -175,6 +194,26 @@ mod tests {
         assert!(!held.try_succeeds(OpKind::TryReadLock, &[]));
         let freed = held.after_write(OpKind::Unlock, B, &[]);
         assert!(freed.enabled(OpKind::ReadLock, A, &[]));
+    }
+
+    #[test]
+    fn pure_sections_hold_a_mutex_without_writing_it() {
+        let g = Gate::Mutex { held: false };
+        assert!(g.enabled(OpKind::PeekLock, B, &[(A, OpKind::PeekLock)]));
+        let open = [(A, OpKind::PeekLock)];
+        assert!(!g.enabled(
+            OpKind::Upgrade,
+            B,
+            &[(A, OpKind::PeekLock), (B, OpKind::PeekLock)]
+        ));
+        assert!(g.enabled(OpKind::Upgrade, A, &open), "its own pure part");
+        assert!(!g.try_succeeds(OpKind::TryLock, &open));
+        let closed = [(A, OpKind::PeekLock), (A, OpKind::PeekUnlock)];
+        assert!(g.enabled(OpKind::Lock, B, &closed));
+        let held = g.after_write(OpKind::Upgrade, A, &open);
+        assert!(!held.enabled(OpKind::PeekLock, B, &[]));
+        let freed = held.after_write(OpKind::Unlock, A, &[]);
+        assert!(freed.enabled(OpKind::PeekLock, B, &[]));
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod hb;
 pub(crate) mod local;
 pub mod object;
 pub mod panic;
+pub(crate) mod peek;
 pub(crate) mod spin;
 pub(crate) mod thread;
 pub(crate) mod watchdog;
@@ -36,6 +37,21 @@ pub(crate) fn in_model() -> bool {
 /// never across a suspension.
 pub(crate) fn with<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
     EXECUTION.with(|e| f(&mut e.borrow_mut()))
+}
+
+/// An access to the data `mutex` guards, through its guard. With
+/// critical-section peeking it is a visible read or write of the data (never
+/// a scheduling point); otherwise nothing: the mutex orders such accesses.
+pub(crate) fn data_access(mutex: ObjectIdx, write: bool, location: &'static Location<'static>) {
+    let Some(data) = with(|e| e.peeking().then(|| e.mutex_data(mutex))) else {
+        return;
+    };
+    let kind = if write {
+        OpKind::DataWrite
+    } else {
+        OpKind::DataRead
+    };
+    visible(Some(data), kind, location, |_, _| ((), None));
 }
 
 /// A visible operation of the current model thread: a scheduling point (the

@@ -15,6 +15,7 @@ use super::action::{ObjectIdx, ObjectKind, OpKind, ThreadIdx};
 use super::clock::VectorClock;
 use super::gate::Gate;
 use super::hb::CellState;
+use super::peek::ObjectTags;
 
 /// Embedded in every shim object; `const`-constructible.
 #[derive(Debug)]
@@ -94,6 +95,8 @@ impl LiveStamps {
 #[derive(Debug, Default)]
 pub(crate) struct MutexState {
     pub poisoned: bool,
+    /// The object standing for the guarded data (peeking), once accessed.
+    pub data: Option<ObjectIdx>,
 }
 
 /// What kind-specific state an object has.
@@ -107,8 +110,11 @@ pub(crate) enum ObjectDetail {
     Thread,
     /// The park token of a model thread.
     Park,
-    /// A tracked `UnsafeCell` (never the object of a visible operation).
+    /// A tracked `UnsafeCell`: an object of visible operations only inside
+    /// pure parts of critical sections (peeking).
     Cell(CellState),
+    /// The data a `Mutex` guards (peeking).
+    Data,
 }
 
 impl Gate {
@@ -127,7 +133,7 @@ impl Gate {
             },
             ObjectKind::Thread => Gate::Thread { exited: false },
             ObjectKind::Park => Gate::Park { token: false },
-            ObjectKind::Cell => Gate::Open,
+            ObjectKind::Cell | ObjectKind::Data => Gate::Open,
         }
     }
 }
@@ -149,8 +155,11 @@ pub(crate) struct ObjectState {
     pub sync: VectorClock,
     /// Operations that changed it so far (spinning threads wait for more).
     pub modifications: u64,
-    /// Happens-before: what `RwLock` readers published on leaving.
+    /// Happens-before: what `RwLock` readers (and pure critical sections)
+    /// published on leaving.
     pub read_release: VectorClock,
+    /// Who made the accesses a new access may depend on (peeking).
+    pub tags: ObjectTags,
 }
 
 impl ObjectState {
@@ -164,6 +173,7 @@ impl ObjectState {
             sync: VectorClock::new(),
             modifications: 0,
             read_release: VectorClock::new(),
+            tags: ObjectTags::default(),
         };
         state.gate = Gate::initial(state.kind());
         state
@@ -178,6 +188,7 @@ impl ObjectState {
             ObjectDetail::Thread => ObjectKind::Thread,
             ObjectDetail::Park => ObjectKind::Park,
             ObjectDetail::Cell(_) => ObjectKind::Cell,
+            ObjectDetail::Data => ObjectKind::Data,
         }
     }
 
@@ -203,7 +214,12 @@ impl ObjectState {
     /// lock taken, a join, a park that consumes a token.
     pub(crate) fn acquires(&self, kind: OpKind, thread: ThreadIdx) -> bool {
         match kind {
-            OpKind::Lock | OpKind::ReadLock | OpKind::Join | OpKind::Park => true,
+            OpKind::Lock
+            | OpKind::ReadLock
+            | OpKind::Join
+            | OpKind::Park
+            | OpKind::PeekLock
+            | OpKind::Upgrade => true,
             OpKind::TryLock | OpKind::TryReadLock => self.try_succeeds(kind),
             OpKind::ParkTimeout => self.enabled(OpKind::Park, thread),
             _ => false,

@@ -9,6 +9,7 @@ use super::clock::VectorClock;
 use super::continuation::Suspend;
 use super::hb::ThreadHb;
 use super::local::Locals;
+use super::peek::PurePart;
 use super::spin::SpinTrack;
 
 /// Names threads by spawn path: the `k`-th child of a parent is the same
@@ -80,6 +81,10 @@ pub(crate) struct ThreadState {
     pub spin: SpinTrack,
     /// Its `thread_local!` values.
     pub locals: Locals,
+    /// The pure part of a critical section it is in (peeking).
+    pub pure: Option<PurePart>,
+    /// The mutexes it holds (peeking; pure or upgraded).
+    pub held: Vec<ObjectIdx>,
 }
 
 impl ThreadState {
@@ -99,6 +104,8 @@ impl ThreadState {
             spawned_at: None,
             exit_epoch: u32::MAX,
             locals: Locals::default(),
+            pure: None,
+            held: Vec::new(),
         }
     }
 }

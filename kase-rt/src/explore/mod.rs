@@ -68,6 +68,8 @@ pub(crate) struct Config {
     pub watchdog: Option<Duration>,
     /// Reports show user-code backtraces per step (`KASE_BACKTRACE`).
     pub backtraces: bool,
+    /// Critical-section peeking (`Builder::peeking`, `KASE_PEEKING`).
+    pub peeking: bool,
 }
 
 /// A scheduler that also decides, after each execution, whether (and how)
@@ -134,6 +136,7 @@ impl<'m> Runner<'m> {
                 spurious_wakeups: config.spurious_wakeups,
                 watch,
                 backtraces: config.backtraces,
+                peeking: config.peeking,
             },
             runs: 0,
         }
@@ -157,6 +160,16 @@ impl<'m> Runner<'m> {
         )
     }
 
+    /// Turns critical-section peeking on or off for the next executions.
+    pub(crate) fn set_peeking(&mut self, on: bool) {
+        self.limits.peeking = on;
+    }
+
+    /// Whether executions run with critical-section peeking.
+    pub(crate) fn peeking(&self) -> bool {
+        self.limits.peeking
+    }
+
     /// Keeps the thread numbering of `outcome` for the next execution of the
     /// same exploration.
     pub(crate) fn reclaim(&mut self, outcome: Outcome) {
@@ -170,7 +183,10 @@ impl<'m> Runner<'m> {
     pub(crate) fn replay(&mut self, schedule: &Schedule) -> (Option<Failure>, replay::Replay) {
         self.interner = ThreadInterner::new();
         let mut replay = replay::Replay::new(schedule);
+        // A schedule replays with the peeking setting it was recorded with.
+        let peeking = std::mem::replace(&mut self.limits.peeking, schedule.peeking());
         let mut outcome = self.execute(&mut replay);
+        self.limits.peeking = peeking;
         let next = replay.advance(&outcome);
         if let Err(message) = next {
             if outcome.fault.is_none() {
@@ -229,6 +245,9 @@ pub(crate) fn explore(
         peak_events: None,
         replayed: 0,
         warnings: Vec::new(),
+        peeking: runner.peeking(),
+        discarded: 0,
+        peek_fallback: None,
     };
     loop {
         if let Some(max) = config
@@ -244,6 +263,13 @@ pub(crate) fn explore(
         }
         let mut outcome = runner.execute(&mut *explorer);
         report.executions += 1;
+        if let Some(reason) = peeking_unsound(&mut outcome) {
+            // The reduced exploration may have missed behaviours: the caller
+            // explores again without peeking (POR-DESIGN.md).
+            report.peek_fallback = Some(reason);
+            runner.reclaim(outcome);
+            break;
+        }
         if count_traces && outcome.fault.is_none() {
             traces.insert(trace::fingerprint(&outcome.events));
         }
@@ -305,6 +331,21 @@ pub(crate) fn explore(
     report
 }
 
+/// Why `outcome` shows that peeking may miss behaviours, if it does: a D1
+/// violation, or a data race under peeking's happens-before.
+fn peeking_unsound(outcome: &mut Outcome) -> Option<String> {
+    if let Some(reason) = outcome.peek_violation.take() {
+        return Some(reason);
+    }
+    match outcome.fault.take() {
+        Some(exec::Fault::PeekingUnsound { reason }) => Some(reason),
+        other => {
+            outcome.fault = other;
+            None
+        }
+    }
+}
+
 /// Runs `f` with the names a report of `outcome` uses.
 fn with_names<R>(outcome: &Outcome, f: impl FnOnce(&Names<'_>) -> R) -> R {
     let thread_name = |t| outcome.interner.name(t).map(str::to_owned);
@@ -329,7 +370,7 @@ fn failure(fault: exec::Fault, outcome: &Outcome) -> Failure {
         Failure::new(
             fault,
             &outcome.events,
-            Schedule::from_threads(&schedule),
+            Schedule::from_threads(&schedule, outcome.peeking),
             names,
         )
     })

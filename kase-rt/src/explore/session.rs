@@ -22,6 +22,9 @@ fn empty_report() -> Report {
         peak_events: None,
         replayed: 0,
         warnings: Vec::new(),
+        peeking: false,
+        discarded: 0,
+        peek_fallback: None,
     }
 }
 
@@ -161,12 +164,33 @@ fn explore_test(config: &Config, runner: &mut Runner<'_>, progress: &mut Progres
         }
     }
 
-    // 2. Explore.
-    let explorer: Box<dyn Explorer> = match config.strategy {
-        Strategy::Exhaustive => Box::<exhaustive::Dfs>::default(),
-        Strategy::Por => Box::new(por::Por::new(config.alternatives)),
+    // 2. Explore; again without peeking if peeking turned out unsafe here.
+    let explorer = |config: &Config| -> Box<dyn Explorer> {
+        match config.strategy {
+            Strategy::Exhaustive => Box::<exhaustive::Dfs>::default(),
+            Strategy::Por => Box::new(por::Por::new(config.alternatives)),
+        }
     };
-    let explored = explore(config, runner, explorer, progress);
+    runner.set_peeking(config.peeking);
+    let mut explored = explore(config, runner, explorer(config), progress);
+    if let Some(reason) = explored.peek_fallback.take() {
+        let discarded = explored.executions;
+        let warning = format!(
+            "kase: note: critical-section peeking was turned off for this model after {discarded} \
+             executions, which are discarded: {reason}. Exploring again without peeking."
+        );
+        eprintln!("{warning}");
+        runner.set_peeking(false);
+        let unpeeked = Config {
+            peeking: false,
+            ..config.clone()
+        };
+        let mut again = explore(&unpeeked, runner, explorer(&unpeeked), progress);
+        again.executions += discarded;
+        again.discarded = discarded;
+        again.warnings.insert(0, warning);
+        explored = again;
+    }
     let mut warnings = std::mem::take(&mut report.warnings);
     warnings.extend(explored.warnings.iter().cloned());
     let replayed = report.replayed;

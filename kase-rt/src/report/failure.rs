@@ -313,6 +313,18 @@ impl Failure {
                 None,
                 None,
             ),
+            // An exploration explores again without peeking instead; only a
+            // replay of a `kase1p:` schedule or the search for a simpler
+            // failure can end here.
+            Fault::PeekingUnsound { reason } => (
+                FailureKind::DataRace,
+                "a possible data race (found with critical-section peeking; replay without peeking to \
+                 confirm it):"
+                    .into(),
+                vec![reason],
+                None,
+                None,
+            ),
         };
         Failure {
             kind,

@@ -34,6 +34,14 @@ pub struct Report {
     /// Saved schedules replayed before exploring.
     pub(crate) replayed: u64,
     pub(crate) warnings: Vec<String>,
+    /// The exploration that produced the result used critical-section
+    /// peeking.
+    pub(crate) peeking: bool,
+    /// Executions of an exploration with peeking that was discarded.
+    pub(crate) discarded: u64,
+    /// Why peeking had to be turned off (only between `explore` and the
+    /// session, which explores again).
+    pub(crate) peek_fallback: Option<String>,
 }
 
 impl Report {
@@ -41,6 +49,23 @@ impl Report {
     /// of saved schedules from the regression file that ran first).
     pub fn executions(&self) -> u64 {
         self.executions
+    }
+
+    /// Whether the result comes from an exploration with critical-section
+    /// peeking. False if peeking was off, or if kase turned it off for this
+    /// model because a thread could run in the middle of a critical section
+    /// (then [`warnings`](Self::warnings) says where, and
+    /// [`discarded_executions`](Self::discarded_executions) counts the
+    /// executions of the abandoned exploration).
+    pub fn peeking(&self) -> bool {
+        self.peeking
+    }
+
+    /// Executions of an exploration with peeking that kase abandoned to
+    /// explore again without it; included in
+    /// [`executions`](Self::executions).
+    pub fn discarded_executions(&self) -> u64 {
+        self.discarded
     }
 
     /// How many of [`executions`](Self::executions) replayed schedules

@@ -6,6 +6,9 @@
 //! execution spawns them), e.g. `kase1:1.0.0`. Only real choice points are
 //! recorded: a step where a single thread could run is not, and neither are
 //! the operations of a thread that unwinds from a panic (it never switches).
+//! A schedule recorded with critical-section peeking starts with `kase1p:`:
+//! pure parts of critical sections have no choice points then, so it
+//! replays with peeking on whatever the builder says.
 
 use std::fmt;
 use std::str::FromStr;
@@ -14,6 +17,7 @@ use crate::exec::ThreadIdx;
 
 const VERSION: &str = "kase1";
 const PREFIX: &str = "kase1:";
+const PREFIX_PEEKING: &str = "kase1p:";
 
 /// The thread choices of one execution, in order. Points where only one
 /// thread could run are not recorded.
@@ -28,13 +32,21 @@ const PREFIX: &str = "kase1:";
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Schedule {
     choices: Vec<u32>,
+    peeking: bool,
 }
 
 impl Schedule {
-    pub(crate) fn from_threads(threads: &[ThreadIdx]) -> Self {
+    pub(crate) fn from_threads(threads: &[ThreadIdx], peeking: bool) -> Self {
         Schedule {
             choices: threads.iter().map(|t| t.0).collect(),
+            peeking,
         }
+    }
+
+    /// Whether it was recorded with critical-section peeking (`kase1p:`);
+    /// it replays with the same setting.
+    pub fn peeking(&self) -> bool {
+        self.peeking
     }
 
     pub(crate) fn choices(&self) -> impl ExactSizeIterator<Item = ThreadIdx> + '_ {
@@ -54,7 +66,7 @@ impl Schedule {
 
 impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(PREFIX)?;
+        f.write_str(if self.peeking { PREFIX_PEEKING } else { PREFIX })?;
         for (i, c) in self.choices.iter().enumerate() {
             if i > 0 {
                 f.write_str(".")?;
@@ -121,7 +133,12 @@ impl FromStr for Schedule {
                 ),
             ));
         }
-        let Some(body) = s.strip_prefix(PREFIX) else {
+        let (prefix, peeking) = if s.starts_with(PREFIX_PEEKING) {
+            (PREFIX_PEEKING, true)
+        } else {
+            (PREFIX, false)
+        };
+        let Some(body) = s.strip_prefix(prefix) else {
             if let Some((version, _)) = s.split_once(':') {
                 if version.starts_with("kase") && version != VERSION {
                     return Err(ScheduleParseError::new(
@@ -129,7 +146,7 @@ impl FromStr for Schedule {
                         Some(1),
                         format!(
                             "unsupported schedule version `{version}`: this version of kase reads \
-                             `{VERSION}` schedules"
+                             `{VERSION}` schedules (and `{VERSION}p`, recorded with peeking)"
                         ),
                     ));
                 }
@@ -146,10 +163,10 @@ impl FromStr for Schedule {
         };
         let mut choices = Vec::new();
         if body.is_empty() {
-            return Ok(Schedule { choices });
+            return Ok(Schedule { choices, peeking });
         }
         // Columns are 1-based character positions in `s`.
-        let mut column = PREFIX.chars().count() + 1;
+        let mut column = prefix.chars().count() + 1;
         let parts: Vec<&str> = body.split('.').collect();
         for (i, part) in parts.iter().enumerate() {
             let nth = i + 1;
@@ -193,7 +210,7 @@ impl FromStr for Schedule {
             }
             column += part.chars().count() + 1;
         }
-        Ok(Schedule { choices })
+        Ok(Schedule { choices, peeking })
     }
 }
 
@@ -207,7 +224,14 @@ mod tests {
 
     #[test]
     fn round_trips() {
-        for s in ["kase1:", "kase1:0", "kase1:1.0.0", "kase1:12.3.0.4"] {
+        for s in [
+            "kase1:",
+            "kase1:0",
+            "kase1:1.0.0",
+            "kase1:12.3.0.4",
+            "kase1p:",
+            "kase1p:2.0",
+        ] {
             assert_eq!(s.parse::<Schedule>().unwrap().to_string(), s);
         }
         assert_eq!(
@@ -241,6 +265,10 @@ mod tests {
 
         let e = err("kase1:1 .0");
         assert_eq!(e.column(), Some(8));
+        let e = err("kase1p:1.x");
+        assert_eq!(e.column(), Some(10));
+        assert!("kase1p:1".parse::<Schedule>().unwrap().peeking());
+        assert!(!"kase1:1".parse::<Schedule>().unwrap().peeking());
 
         assert!(err("kase2:1.0").to_string().contains("version `kase2`"));
         assert!(err("0.1.2")

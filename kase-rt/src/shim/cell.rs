@@ -13,7 +13,7 @@ use std::panic::Location;
 
 use crate::exec::hb::CellState;
 use crate::exec::object::{ObjectDetail, ObjectHandle};
-use crate::exec::{self, ObjectIdx};
+use crate::exec::{self, ObjectIdx, OpKind};
 
 /// The core primitive for interior mutability, a drop-in for
 /// [`std::cell::UnsafeCell`] whose `with` / `with_mut` accesses kase checks
@@ -112,14 +112,25 @@ impl<T: ?Sized> UnsafeCell<T> {
         if !exec::in_model() {
             return;
         }
-        let raced = exec::with(|e| {
+        let (object, pure) = exec::with(|e| {
             let object: ObjectIdx = e.object(
                 &self.handle,
                 || ObjectDetail::Cell(CellState::default()),
                 || {},
             );
-            e.cell_access(object, write, location)
+            (object, e.in_pure_part())
         });
+        if pure {
+            // Inside a pure part of a critical section (peeking) the access
+            // is what orders the section: an event, not a scheduling point.
+            let kind = if write {
+                OpKind::DataWrite
+            } else {
+                OpKind::DataRead
+            };
+            exec::visible(Some(object), kind, location, |_, _| ((), None));
+        }
+        let raced = exec::with(|e| e.cell_access(object, write, location));
         if raced {
             // The racing access must not happen: in real code it may touch
             // freed memory. Unwind this thread instead; the execution has

@@ -219,17 +219,28 @@ impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     }
 }
 
+/// With critical-section peeking, `Deref` is a read and `DerefMut` a write
+/// of the guarded data (one location per mutex): two sections that only
+/// read it commute.
 impl<T: ?Sized> Deref for MutexGuard<'_, T> {
     type Target = T;
 
+    #[track_caller]
     fn deref(&self) -> &T {
+        if let Some(object) = self.object {
+            exec::data_access(object, false, Location::caller());
+        }
         // SAFETY: the guard holds the lock, so no one else accesses the data.
         unsafe { &*self.lock.data.get() }
     }
 }
 
 impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
+    #[track_caller]
     fn deref_mut(&mut self) -> &mut T {
+        if let Some(object) = self.object {
+            exec::data_access(object, true, Location::caller());
+        }
         // SAFETY: the guard holds the lock, so no one else accesses the data.
         unsafe { &mut *self.lock.data.get() }
     }

@@ -6,9 +6,9 @@ use super::unfolding::EventId;
 use super::{Alternatives, Por};
 
 impl Por {
-    /// A clue to explore at node `i` without its event `event`: `J \ C` for a
-    /// k-partial (or full) alternative `J` to `D ∪ {event}` after `C`, or
-    /// `None` if there is none.
+    /// A clue to explore at node `i` without its unit `event` (by its last
+    /// event): `J \ C` for a k-partial (or full) alternative `J` to
+    /// `D ∪ {event}` after `C`, or `None` if there is none.
     pub(super) fn alternative(&self, i: usize, event: EventId) -> Option<HashSet<EventId>> {
         let config_len = self.nodes[i].config_len;
         let in_c = |x: EventId| self.pos.get(&x).is_some_and(|&p| p < config_len);
@@ -31,12 +31,18 @@ impl Por {
         };
         let mut spikes = Vec::with_capacity(targets.len());
         for &target in &targets {
+            // A unit (a pure part of a critical section) conflicts with
+            // whatever conflicts with one of its events.
             let mut spike: Vec<EventId> = self
-                .u
-                .neighbours(target)
+                .unit_chain(target)
+                .into_iter()
+                .flat_map(|b| {
+                    self.u
+                        .neighbours(b)
+                        .filter(move |&x| self.u.immediate_conflict(x, b))
+                })
                 .filter(|&x| {
-                    self.u.immediate_conflict(x, target)
-                        && !maximal.iter().any(|&m| self.u.conflict(x, m))
+                    !maximal.iter().any(|&m| self.u.conflict(x, m))
                         && !d.iter().any(|&y| self.u.leq(y, x))
                 })
                 .collect();
@@ -48,25 +54,39 @@ impl Por {
             spikes.push((target, spike));
         }
         let mut chosen = Vec::new();
-        if !self.combine(&spikes, &mut chosen) {
-            return None;
-        }
-        Some(self.u.closure(chosen, in_c))
+        let mut found = None;
+        let mut accept = |chosen: &[EventId]| {
+            let clue = self.u.closure(chosen.iter().copied(), in_c);
+            if self.startable(&clue, config_len) {
+                found = Some(clue);
+                true
+            } else {
+                false
+            }
+        };
+        self.combine(&spikes, &mut chosen, &mut accept);
+        found
     }
 
-    /// Depth-first search for one pairwise conflict-free combination.
-    fn combine(&self, spikes: &[(EventId, Vec<EventId>)], chosen: &mut Vec<EventId>) -> bool {
+    /// Depth-first search for one pairwise conflict-free combination that
+    /// `accept` takes.
+    fn combine(
+        &self,
+        spikes: &[(EventId, Vec<EventId>)],
+        chosen: &mut Vec<EventId>,
+        accept: &mut dyn FnMut(&[EventId]) -> bool,
+    ) -> bool {
         let Some(((target, spike), rest)) = spikes.split_first() else {
-            return true;
+            return accept(chosen);
         };
         // A pick for an earlier spike may already conflict with this target.
         if chosen.iter().any(|&c| self.u.conflict(c, *target)) {
-            return self.combine(rest, chosen);
+            return self.combine(rest, chosen, accept);
         }
         for &x in spike {
             if chosen.iter().all(|&c| !self.u.conflict(c, x)) {
                 chosen.push(x);
-                if self.combine(rest, chosen) {
+                if self.combine(rest, chosen, accept) {
                     return true;
                 }
                 chosen.pop();

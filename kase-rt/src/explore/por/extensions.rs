@@ -104,8 +104,10 @@ impl Por {
                 if !gate.enabled(kind, t, &[]) {
                     continue;
                 }
-                self.u
-                    .intern(t, kind, Some(name), pred, w.into_iter().collect());
+                let preds: Vec<EventId> = w.into_iter().collect();
+                if let Some(extra) = self.settle(t, kind, name, pred, w, &preds) {
+                    self.u.intern(t, kind, Some(name), pred, preds, extra);
+                }
                 continue;
             }
             let all_reads = chains
@@ -118,10 +120,17 @@ impl Por {
             } else {
                 Vec::new()
             };
+            // Another thread's pure section of a mutex (peeking) comes whole:
+            // its `PeekUnlock` brings its `PeekLock` (below); the lock alone
+            // would leave it holding the mutex.
             let optional: Vec<EventId> = all_reads
                 .iter()
                 .copied()
                 .filter(|r| !required.contains(r) && !self.after_pred(*r, t, pred))
+                .filter(|&r| {
+                    let ev = self.u.get(r);
+                    ev.kind != OpKind::PeekLock || ev.thread == t
+                })
                 .take(MAX_READ_SUBSET)
                 .collect();
             for mask in 0u32..(1 << optional.len()) {
@@ -150,9 +159,49 @@ impl Por {
                 } else {
                     set
                 };
-                self.u.intern(t, kind, Some(name), pred, preds);
+                if let Some(extra) = self.settle(t, kind, name, pred, w, &preds) {
+                    self.u.intern(t, kind, Some(name), pred, preds, extra);
+                }
             }
         }
+    }
+
+    /// The extra predecessors (rule R) of `t`'s action `kind` on `name`
+    /// placed after `pred` with object predecessors `preds` (after write
+    /// `w`), or `None` if they would make the placement something else: their
+    /// histories hold a later write of the object, or (for a write) more
+    /// reads of `w` than `preds`, a placement enumerated on its own.
+    fn settle(
+        &self,
+        t: ThreadIdx,
+        kind: OpKind,
+        name: Name,
+        pred: Option<EventId>,
+        w: Option<EventId>,
+        preds: &[EventId],
+    ) -> Option<Vec<EventId>> {
+        let extra = self.r_extras(t, kind, pred, preds);
+        if extra.is_empty() {
+            return Some(extra);
+        }
+        let all: Vec<EventId> = pred.iter().chain(preds).chain(&extra).copied().collect();
+        let f = self.u.joined_frontier(name, &all);
+        if f.write != w {
+            return None;
+        }
+        if kind.writes() {
+            let mut reads = f.reads;
+            reads.sort_unstable();
+            let expected: Vec<EventId> = if reads.is_empty() {
+                w.into_iter().collect()
+            } else {
+                reads
+            };
+            if expected != preds {
+                return None;
+            }
+        }
+        Some(extra)
     }
 
     /// Whether `[x]` contains an event of `t` after `pred` (then `t`'s action

@@ -5,6 +5,7 @@
 mod comb;
 mod extensions;
 mod names;
+mod peek;
 mod prune;
 mod unfolding;
 
@@ -57,7 +58,8 @@ struct Node {
     config_len: usize,
     /// The event chosen (`e` of line 10), once it ran.
     event: Option<EventId>,
-    /// Events this node added to `D` when taking right branches.
+    /// Units this node added to `D` when taking right branches, by their
+    /// last event.
     added: Vec<EventId>,
 }
 
@@ -82,7 +84,17 @@ pub(crate) struct Por {
     diverged: Option<String>,
     // The exploration tree.
     nodes: Vec<Node>,
+    /// `D`: units, by their last event (a pure part of a critical section
+    /// is one unit), counted per node that added them.
     in_d: HashMap<EventId, u32>,
+    /// The units of `D` that are pure parts, by their first event.
+    d_by_first: HashMap<EventId, Vec<EventId>>,
+    /// The current execution ran a unit of `D` (only possible with peeking,
+    /// if a guided pure part turned out differently): it is redundant.
+    hit_d: bool,
+    /// Guided runs that dropped their guide because a pure part's
+    /// completion differed from the alternative's (see POR-DESIGN.md).
+    pub(crate) abandoned_guides: u64,
     guide: HashSet<EventId>,
     replay: Vec<ThreadIdx>,
     expected: Vec<EventId>,
@@ -110,6 +122,9 @@ impl Por {
             diverged: None,
             nodes: Vec::new(),
             in_d: HashMap::new(),
+            d_by_first: HashMap::new(),
+            hit_d: false,
+            abandoned_guides: 0,
             guide: HashSet::new(),
             replay: Vec::new(),
             expected: Vec::new(),
@@ -207,7 +222,11 @@ impl Por {
                 seen.location
             ));
         }
-        let (id, _) = self.u.intern(t, kind, name, pred, preds);
+        let extra = self.r_extras(t, kind, pred, &preds);
+        let (id, _) = self.u.intern(t, kind, name, pred, preds, extra);
+        if self.in_d.contains_key(&id) {
+            self.hit_d = true;
+        }
         self.u.set_modified(id, ev.modified);
         if let Some(n) = name {
             // The same action met under another name (a known event, or the
@@ -268,7 +287,47 @@ impl Por {
                 .unwrap_or_default(),
             None => Vec::new(),
         };
-        self.u.find(t, self.last_of(t), &preds)
+        let pred = self.last_of(t);
+        let extra = self.r_extras(t, action.kind, pred, &preds);
+        self.u.find(t, pred, &preds, &extra)
+    }
+
+    /// Adds the unit whose last event is `rep` to `D` (once more).
+    fn add_to_d(&mut self, rep: EventId) {
+        *self.in_d.entry(rep).or_default() += 1;
+        let first = self.unit_chain(rep)[0];
+        if first != rep {
+            self.d_by_first.entry(first).or_default().push(rep);
+        }
+    }
+
+    /// Removes one addition of the unit `rep` from `D`.
+    fn remove_from_d(&mut self, rep: EventId) {
+        let Some(count) = self.in_d.get_mut(&rep) else {
+            return;
+        };
+        *count -= 1;
+        if *count == 0 {
+            self.in_d.remove(&rep);
+        }
+        let first = self.unit_chain(rep)[0];
+        if let Some(reps) = self.d_by_first.get_mut(&first) {
+            if let Some(i) = reps.iter().position(|&r| r == rep) {
+                reps.swap_remove(i);
+            }
+            if reps.is_empty() {
+                self.d_by_first.remove(&first);
+            }
+        }
+    }
+
+    /// Whether the unit thread `t` would run now is in `D`.
+    fn next_unit_in_d(&self, exec: &Execution, t: ThreadIdx) -> bool {
+        match self.would_be(exec, t) {
+            None => false,
+            Some(e) if self.u.get(e).kind == OpKind::PeekLock => self.unit_in_d(e),
+            Some(e) => self.in_d.contains_key(&e),
+        }
     }
 
     fn reset_execution(&mut self) {
@@ -282,6 +341,7 @@ impl Por {
         self.chosen.clear();
         self.awaiting = None;
         self.diverged = None;
+        self.hit_d = false;
     }
 }
 
@@ -291,6 +351,9 @@ impl Scheduler for Por {
         self.sync(exec.events(), |x| exec.object_kind(x));
         if let Some(message) = self.diverged.take() {
             return Err(Stop::Diverged(message));
+        }
+        if self.hit_d {
+            return Err(Stop::Redundant);
         }
         let step = self.steps;
         self.steps += 1;
@@ -305,14 +368,24 @@ impl Scheduler for Por {
             self.chosen.push(t);
             return Ok(t);
         }
-        let choice = if !self.guide.is_empty() {
+        let guided = if self.guide.is_empty() {
+            None
+        } else {
             let guided = point.enabled.iter().copied().find(|&t| {
-                self.would_be(exec, t)
-                    .is_some_and(|e| self.guide.contains(&e))
+                self.would_be(exec, t).is_some_and(|e| {
+                    self.guide.contains(&e)
+                        && (self.u.get(e).kind != OpKind::PeekLock
+                            || (self.guided_part_ready(t, e) && !self.unit_in_d(e)))
+                })
             });
-            match guided {
-                Some(t) => t,
-                None => {
+            if guided.is_none() {
+                if self.guide.iter().any(|&g| self.u.get(g).pure_of.is_some()) {
+                    // A pure part ran differently from what the alternative
+                    // assumed (its completion was unknown): go on without the
+                    // guide; completeness does not depend on it.
+                    self.guide.clear();
+                    self.abandoned_guides += 1;
+                } else {
                     return Err(Stop::Diverged(
                         "kase internal error: no event of the alternative being explored can run; please \
                          report this with the model"
@@ -320,18 +393,25 @@ impl Scheduler for Por {
                     ));
                 }
             }
+            guided
+        };
+        let choice = if let Some(t) = guided {
+            t
         } else {
             // Line 7: any enabled event not in D; keep the current thread
             // running when possible (fewer switches in reports).
-            let not_in_d = |t: ThreadIdx| {
-                !self
-                    .would_be(exec, t)
-                    .is_some_and(|e| self.in_d.contains_key(&e))
-            };
+            let not_in_d = |t: ThreadIdx| !self.next_unit_in_d(exec, t);
             let current = Some(point.current).filter(|t| point.enabled.contains(t) && not_in_d(*t));
             match current.or_else(|| point.enabled.iter().copied().find(|&t| not_in_d(t))) {
                 Some(t) => t,
-                None => return Err(Stop::Redundant),
+                None => {
+                    // Line 5: every way on is in D. At a node's own step the
+                    // node is done (its right branch returns at once).
+                    if let Some(node) = self.nodes.last_mut().filter(|n| n.step == step) {
+                        node.event = None;
+                    }
+                    return Err(Stop::Redundant);
+                }
             }
         };
         if point.enabled.len() > 1 {
@@ -357,19 +437,30 @@ impl Explorer for Por {
         if let Some(message) = self.diverged.take() {
             return Err(message);
         }
-        if outcome.redundant {
+        if outcome.redundant || self.hit_d {
             self.redundant += 1;
         }
         self.add_extensions(&outcome.pending, &outcome.objects);
         self.peak_events = self.peak_events.max(self.u.len());
         while let Some(node) = self.nodes.last() {
-            let event = node
-                .event
-                .expect("kase internal error: a choice point without its event");
-            if let Some(clue) = self.alternative(self.nodes.len() - 1, event) {
+            // A node without an event: its configuration had nothing to run
+            // outside D (a redundant stop right there).
+            let unit = node.event.map(|e| self.unit_rep(e));
+            // Line 11 asks for an alternative to D ∪ {e}: e joins D first (so
+            // `startable` sees it), and leaves again if there is none.
+            if let Some(unit) = unit {
+                self.add_to_d(unit);
+            }
+            let clue = unit.and_then(|unit| self.alternative(self.nodes.len() - 1, unit));
+            if clue.is_none() {
+                if let Some(unit) = unit {
+                    self.remove_from_d(unit);
+                }
+            }
+            if let Some(clue) = clue {
+                let unit = unit.expect("an alternative has its unit");
                 let node = self.nodes.last_mut().expect("non-empty");
-                node.added.push(event);
-                *self.in_d.entry(event).or_default() += 1;
+                node.added.push(unit);
                 let (step, config_len) = (node.step, node.config_len);
                 self.replay = self.chosen[..step].to_vec();
                 self.expected = self.config[..config_len].to_vec();
@@ -379,12 +470,7 @@ impl Explorer for Por {
             }
             let node = self.nodes.pop().expect("non-empty");
             for e in node.added {
-                if let Some(count) = self.in_d.get_mut(&e) {
-                    *count -= 1;
-                    if *count == 0 {
-                        self.in_d.remove(&e);
-                    }
-                }
+                self.remove_from_d(e);
             }
             self.maybe_prune(node.config_len);
         }

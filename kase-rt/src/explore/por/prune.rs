@@ -21,7 +21,11 @@ impl Por {
         // Immediate conflicts arise only between events of one thread or on
         // one object: look among the neighbours of each event of C ∪ D.
         let mut seeds: Vec<EventId> = c.to_vec();
-        seeds.extend(self.in_d.keys().copied());
+        let d: Vec<EventId> = self.in_d.keys().copied().collect();
+        for rep in d {
+            // Every event of a unit of D: spikes look at each (comb.rs).
+            seeds.extend(self.unit_chain(rep));
+        }
         let anchors = seeds.clone();
         for y in anchors {
             seeds.extend(

@@ -12,6 +12,10 @@ use super::names::{Name, Names};
 /// Index of an event in [`Unfolding`].
 pub(crate) type EventId = u32;
 
+/// What identifies an event: thread, thread predecessor, object predecessors
+/// and extra predecessors.
+type Key = (ThreadIdx, Option<EventId>, Vec<EventId>, Vec<EventId>);
+
 /// Where an object stands in a configuration: its last write (`None`: the
 /// initial value) and the reads of that write.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -48,6 +52,12 @@ pub(crate) struct Event {
     depth: u32,
     /// Maximal events on its object in its history (sorted).
     pub obj_preds: Vec<EventId>,
+    /// With critical-section peeking, the ends of other pure parts of the
+    /// same mutex it depends on (rule R of POR-DESIGN.md; sorted).
+    pub extra: Vec<EventId>,
+    /// With peeking, the mutex whose pure part it belongs to (its
+    /// `PeekLock`, accesses and end).
+    pub pure_of: Option<Name>,
     /// For a write: the previous write (write tree parent); for a read: the
     /// write it reads.
     write: Option<EventId>,
@@ -73,7 +83,7 @@ pub(crate) struct Unfolding {
     events: Vec<Option<Event>>,
     free: Vec<EventId>,
     live: usize,
-    by_key: HashMap<(ThreadIdx, Option<EventId>, Vec<EventId>), EventId>,
+    by_key: HashMap<Key, EventId>,
     pub names: Names,
     /// Events by thread and by object name: an event's immediate conflicts
     /// share one of the two.
@@ -101,7 +111,8 @@ impl Unfolding {
         for id in 0..self.events.len() as EventId {
             if self.events[id as usize].is_some() && !keep(id) {
                 let ev = self.events[id as usize].take().expect("checked");
-                self.by_key.remove(&(ev.thread, ev.pred, ev.obj_preds));
+                self.by_key
+                    .remove(&(ev.thread, ev.pred, ev.obj_preds, ev.extra));
                 self.free.push(id);
                 self.live -= 1;
             }
@@ -194,16 +205,36 @@ impl Unfolding {
         thread: ThreadIdx,
         pred: Option<EventId>,
         obj_preds: &[EventId],
+        extra: &[EventId],
     ) -> Option<EventId> {
         // The lookup allocates its key; a borrowed key form is an easy win
         // for the per-execution cost (issue 8).
         self.by_key
-            .get(&(thread, pred, obj_preds.to_vec()))
+            .get(&(thread, pred, obj_preds.to_vec(), extra.to_vec()))
             .copied()
     }
 
-    /// The event `(thread, pred, obj_preds)`, created if new. `kind`, `name`
-    /// describe it (they are functions of `pred`).
+    /// The mutex whose pure part `thread`'s action `kind` on `name` after
+    /// `pred` belongs to, if any (a function of `pred`, like the label).
+    pub(crate) fn pure_of_next(
+        &self,
+        thread: ThreadIdx,
+        kind: OpKind,
+        name: Option<Name>,
+        pred: Option<EventId>,
+    ) -> Option<Name> {
+        if kind == OpKind::PeekLock {
+            return name.map(|n| self.names.find(n));
+        }
+        let p = self.get(pred?);
+        (p.thread == thread && !p.kind.ends_pure_part())
+            .then_some(p.pure_of)
+            .flatten()
+            .map(|n| self.names.find(n))
+    }
+
+    /// The event `(thread, pred, obj_preds, extra)`, created if new. `kind`,
+    /// `name` describe it (they are functions of `pred`).
     pub(crate) fn intern(
         &mut self,
         thread: ThreadIdx,
@@ -211,16 +242,20 @@ impl Unfolding {
         name: Option<Name>,
         pred: Option<EventId>,
         obj_preds: Vec<EventId>,
+        extra: Vec<EventId>,
     ) -> (EventId, bool) {
-        if let Some(&id) = self.by_key.get(&(thread, pred, obj_preds.clone())) {
+        let key = (thread, pred, obj_preds, extra);
+        if let Some(&id) = self.by_key.get(&key) {
             return (id, false);
         }
+        let (_, _, obj_preds, extra) = key;
+        let pure_of = self.pure_of_next(thread, kind, name, pred);
         let id = self.free.pop().unwrap_or(self.events.len() as EventId);
         let thread_parent = pred.filter(|&p| self.get(p).thread == thread);
         let depth = thread_parent.map_or(1, |p| self.get(p).depth + 1);
         let mut tmax: Vec<Option<EventId>> = Vec::new();
         let mut frontiers: Vec<(Name, Frontier)> = Vec::new();
-        for &q in pred.iter().chain(&obj_preds) {
+        for &q in pred.iter().chain(&obj_preds).chain(&extra) {
             self.join_history(&mut tmax, &mut frontiers, q);
         }
         if tmax.len() <= thread.index() {
@@ -272,6 +307,8 @@ impl Unfolding {
             thread_parent,
             depth,
             obj_preds: obj_preds.clone(),
+            extra: extra.clone(),
+            pure_of,
             write,
             write_depth,
             tmax,
@@ -285,7 +322,7 @@ impl Unfolding {
             self.events[id as usize] = Some(event);
         }
         self.live += 1;
-        self.by_key.insert((thread, pred, obj_preds), id);
+        self.by_key.insert((thread, pred, obj_preds, extra), id);
         self.by_thread.entry((thread, pred)).or_default().push(id);
         if let Some(n) = name {
             self.by_name
@@ -459,7 +496,10 @@ impl Unfolding {
     pub(crate) fn immediate_conflict(&self, a: EventId, b: EventId) -> bool {
         let preds = |e: EventId| {
             let ev = self.get(e);
-            ev.pred.into_iter().chain(ev.obj_preds.iter().copied())
+            ev.pred
+                .into_iter()
+                .chain(ev.obj_preds.iter().copied())
+                .chain(ev.extra.iter().copied())
         };
         self.conflict(a, b)
             && preds(a).all(|p| !self.conflict(p, b))
@@ -482,7 +522,28 @@ impl Unfolding {
             let ev = self.get(x);
             stack.extend(ev.pred);
             stack.extend(ev.obj_preds.iter().copied());
+            stack.extend(ev.extra.iter().copied());
         }
         out
+    }
+
+    /// The frontier of `name` in the union of the histories of `events`
+    /// (which must be a configuration).
+    pub(crate) fn joined_frontier(&self, name: Name, events: &[EventId]) -> Frontier {
+        let mut out: Option<Frontier> = None;
+        for &e in events {
+            if let Some(f) = self.frontier_ref(e, name) {
+                match &mut out {
+                    None => out = Some(f.into_owned()),
+                    Some(o) => self.join_frontier(o, &f),
+                }
+            }
+        }
+        out.unwrap_or_default()
+    }
+
+    /// The thread tree parent of `e` (its previous event in its thread).
+    pub(crate) fn thread_parent(&self, e: EventId) -> Option<EventId> {
+        self.get(e).thread_parent
     }
 }

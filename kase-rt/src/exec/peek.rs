@@ -1,0 +1,119 @@
+//! Critical-section peeking in one execution: pure parts of critical sections
+//! run as atomic steps, and every access is checked against the assumption
+//! that makes that sound (`explore/POR-DESIGN.md`, "Critical-section
+//! peeking").
+//!
+//! Per access kase remembers who made it ([`AccessTag`]): its event, thread,
+//! the pure part it belongs to and the mutexes its thread held. From the
+//! object's last write and the reads since, each new access finds the
+//! accesses it directly depends on and:
+//!
+//! * **rule R**: an access of a pure part of mutex `m` that depends on an
+//!   access of another pure part of `m` is ordered after that part's end
+//!   (it acquires what the part released, for happens-before);
+//! * **D1**: an access by a thread not holding `m` that depends on an access
+//!   of a pure part of `m` (or the other way round), and is not otherwise
+//!   ordered with the whole part, means a thread could have run in the middle
+//!   of the part: peeking's semantics may have lost behaviours, and the
+//!   exploration is redone without peeking.
+
+use std::panic::Location;
+
+use super::action::{ObjectIdx, OpKind, ThreadIdx};
+use super::clock::VectorClock;
+
+/// Accesses a pure part may perform before it is upgraded anyway, so that an
+/// unbounded loop of memory accesses inside a lock still lets others run.
+pub(crate) const MAX_PURE_STEPS: u32 = 1000;
+
+/// The pure part a thread is in.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PurePart {
+    /// The mutex whose section it is.
+    pub mutex: ObjectIdx,
+    /// Its record in [`Sections`].
+    pub section: usize,
+    /// Memory accesses so far.
+    pub steps: u32,
+}
+
+/// One pure part of a critical section in this execution.
+#[derive(Debug)]
+pub(crate) struct Section {
+    pub thread: ThreadIdx,
+    pub mutex: ObjectIdx,
+    /// Event index of its `PeekLock`.
+    pub start: usize,
+    /// Event index of its `PeekUnlock` or `Upgrade`, once it ended.
+    pub end: Option<usize>,
+    /// Its thread's happens-before clock at the end.
+    pub release: VectorClock,
+    pub lock_location: &'static Location<'static>,
+}
+
+/// Who made an access.
+#[derive(Clone, Debug)]
+pub(crate) struct AccessTag {
+    /// Its event index.
+    pub event: usize,
+    pub thread: ThreadIdx,
+    /// The pure part it belongs to, if any.
+    pub section: Option<usize>,
+    /// Mutexes its thread held (upgraded or pure) when it ran.
+    pub holds: Vec<ObjectIdx>,
+}
+
+/// The accesses of one object that a new access may depend on directly.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ObjectTags {
+    pub last_write: Option<AccessTag>,
+    pub reads: Vec<AccessTag>,
+}
+
+impl ObjectTags {
+    /// The accesses an access (`writes` or not) depends on directly.
+    pub(crate) fn direct(&self, writes: bool) -> impl Iterator<Item = &AccessTag> {
+        let reads = if writes { &self.reads[..] } else { &[] };
+        self.last_write.iter().chain(reads)
+    }
+
+    /// Records `tag` as the newest access.
+    pub(crate) fn push(&mut self, tag: AccessTag, writes: bool) {
+        if writes {
+            self.last_write = Some(tag);
+            self.reads.clear();
+        } else {
+            self.reads.push(tag);
+        }
+    }
+}
+
+/// The sections of this execution.
+#[derive(Debug, Default)]
+pub(crate) struct Sections {
+    pub all: Vec<Section>,
+}
+
+/// Why the execution stopped trusting peeking, in words.
+pub(crate) fn violation_message(
+    section: &Section,
+    other: (ThreadIdx, &'static Location<'static>),
+    object: &str,
+) -> String {
+    format!(
+        "{} accessed {object} at {} without holding the mutex locked at {} by {}, and nothing else \
+         orders the two: another thread could run in the middle of that critical section",
+        other.0, other.1, section.lock_location, section.thread
+    )
+}
+
+/// Whether the operation is an access peeking tags (every operation on an
+/// object counts: a `try_lock` observes a critical section too). A yield is
+/// not: a spinning thread's yield is modelled as a read of what it waits on
+/// (`exec/spin.rs`), but it observes nothing; the reads before it do.
+pub(crate) fn tagged(kind: OpKind) -> bool {
+    !matches!(
+        kind,
+        OpKind::Spawn | OpKind::Exit | OpKind::Fence | OpKind::Yield
+    )
+}

@@ -1,0 +1,229 @@
+//! Critical-section peeking in the explorer (POR-DESIGN.md, "Exploring
+//! `T_macro` with fine-grained events"): rule R's extra predecessors, units
+//! (a pure part of a critical section is one step of Algorithm 1), and
+//! which unit a thread would run next.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::exec::{OpKind, ThreadIdx};
+
+use super::names::Name;
+use super::unfolding::{EventId, Frontier};
+use super::Por;
+
+impl Por {
+    /// The end (`PeekUnlock` or `Upgrade`) of the pure part that `p`, an
+    /// event of the current configuration, belongs to.
+    fn part_end(&self, p: EventId) -> Option<EventId> {
+        let thread = self.u.get(p).thread;
+        let &at = self.pos.get(&p)?;
+        let events = self.positions.get(thread.index())?;
+        let from = events.partition_point(|&(pos, _)| pos < at);
+        events[from..]
+            .iter()
+            .map(|&(_, e)| e)
+            .find(|&e| self.u.get(e).kind.ends_pure_part())
+    }
+
+    /// Rule R: the extra predecessors of `t`'s action `kind` after `pred`
+    /// whose object predecessors are `preds`: for a memory access in a pure
+    /// part of mutex `m`, the ends of the other pure parts of `m` that
+    /// `preds` belong to.
+    pub(super) fn r_extras(
+        &self,
+        t: ThreadIdx,
+        kind: OpKind,
+        pred: Option<EventId>,
+        preds: &[EventId],
+    ) -> Vec<EventId> {
+        if !kind.is_memory_access() {
+            return Vec::new();
+        }
+        let Some(mutex) = self.u.pure_of_next(t, kind, None, pred) else {
+            return Vec::new();
+        };
+        let mut out: Vec<EventId> = preds
+            .iter()
+            .filter(|&&p| {
+                let ev = self.u.get(p);
+                ev.thread != t && ev.pure_of.map(|n| self.u.names.find(n)) == Some(mutex)
+            })
+            .filter_map(|&p| self.part_end(p))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The unit of Algorithm 1 that starts with `first` in the current
+    /// configuration, by its last event: the end of a pure part, or `first`.
+    pub(super) fn unit_rep(&self, first: EventId) -> EventId {
+        if self.u.get(first).kind != OpKind::PeekLock {
+            return first;
+        }
+        self.part_end(first).unwrap_or(first)
+    }
+
+    /// The events of the unit whose last event is `rep`, first to last.
+    pub(super) fn unit_chain(&self, rep: EventId) -> Vec<EventId> {
+        let mut chain = vec![rep];
+        if !self.u.get(rep).kind.ends_pure_part() {
+            return chain;
+        }
+        let mut e = rep;
+        while self.u.get(e).kind != OpKind::PeekLock {
+            match self.u.thread_parent(e) {
+                Some(p) => {
+                    chain.push(p);
+                    e = p;
+                }
+                None => break,
+            }
+        }
+        chain.reverse();
+        chain
+    }
+
+    /// The frontier of object `name` after the first `len` events of the
+    /// current configuration (all of them: `None`).
+    fn frontier_at(&self, name: Name, len: Option<usize>) -> Frontier {
+        let Some(len) = len.filter(|&l| l < self.config.len()) else {
+            return self
+                .objects
+                .iter()
+                .flatten()
+                .find(|o| self.u.names.find(o.name) == name)
+                .map(|o| o.frontier.clone())
+                .unwrap_or_default();
+        };
+        let mut f = Frontier::default();
+        for &e in &self.config[..len] {
+            let ev = self.u.get(e);
+            if ev.name.map(|n| self.u.names.find(n)) != Some(name) {
+                continue;
+            }
+            if ev.kind.writes() {
+                f = Frontier {
+                    write: Some(e),
+                    reads: Vec::new(),
+                };
+            } else {
+                f.reads.push(e);
+            }
+        }
+        f
+    }
+
+    /// Whether the pure part a thread would run now, starting with its
+    /// `PeekLock` event `lock`, is one of `D`: for each unit of `D` starting
+    /// there, re-derive the keys of its chain from the current frontiers
+    /// (each access is a function of its predecessor, its placement a
+    /// function of the frontier).
+    pub(super) fn unit_in_d(&self, lock: EventId) -> bool {
+        self.unit_in_d_at(lock, None)
+    }
+
+    /// [`unit_in_d`](Self::unit_in_d) after the first `len` events of the
+    /// configuration (`None`: all of them).
+    fn unit_in_d_at(&self, lock: EventId, len: Option<usize>) -> bool {
+        self.d_by_first
+            .get(&lock)
+            .is_some_and(|reps| reps.iter().any(|&rep| self.would_repeat(rep, len)))
+    }
+
+    /// Whether an alternative `guide` (`J \ C`, with `C` the first
+    /// `config_len` events) can start without running a unit of `D`. Its
+    /// first steps are its events whose other predecessors are all in `C`;
+    /// a pure part run from `C`'s state completes in one way only, so if
+    /// each first step is a pure part that completes to a unit of `D`, no run
+    /// reaches `J` (two sections each placed before the other's write, say).
+    pub(super) fn startable(&self, guide: &HashSet<EventId>, config_len: usize) -> bool {
+        let in_c = |e: &EventId| self.pos.get(e).is_some_and(|&p| p < config_len);
+        let mut firsts = guide.iter().filter(|&&e| {
+            let ev = self.u.get(e);
+            ev.pred
+                .iter()
+                .chain(&ev.obj_preds)
+                .chain(&ev.extra)
+                .all(&in_c)
+        });
+        firsts.any(|&e| {
+            self.u.get(e).kind != OpKind::PeekLock || !self.unit_in_d_at(e, Some(config_len))
+        })
+    }
+
+    fn would_repeat(&self, rep: EventId, len: Option<usize>) -> bool {
+        let chain = self.unit_chain(rep);
+        let mut seen: HashMap<Name, Frontier> = HashMap::new();
+        // The `PeekLock` (the would-be event, so it matches) reads the mutex.
+        let lock = self.u.get(chain[0]);
+        if let Some(m) = lock.name.map(|n| self.u.names.find(n)) {
+            let mut f = self.frontier_at(m, len);
+            f.reads.push(chain[0]);
+            seen.insert(m, f);
+        }
+        for &c in &chain[1..] {
+            let ev = self.u.get(c);
+            let Some(name) = ev.name.map(|n| self.u.names.find(n)) else {
+                return false;
+            };
+            let frontier = seen
+                .remove(&name)
+                .unwrap_or_else(|| self.frontier_at(name, len));
+            let preds = frontier.preds(ev.kind.writes());
+            let extra = self.r_extras(ev.thread, ev.kind, ev.pred, &preds);
+            if preds != ev.obj_preds || extra != ev.extra {
+                return false;
+            }
+            let next = if ev.kind.writes() {
+                Frontier {
+                    write: Some(c),
+                    reads: Vec::new(),
+                }
+            } else {
+                let mut f = frontier;
+                f.reads.push(c);
+                f
+            };
+            seen.insert(name, next);
+        }
+        true
+    }
+
+    /// Whether thread `t` may start the pure part beginning with `lock`
+    /// (an event of the guide) now: every guide event of that part must have
+    /// its other predecessors in the configuration, or the part (which runs
+    /// in one step) would read an earlier state than the alternative says.
+    pub(super) fn guided_part_ready(&self, t: ThreadIdx, lock: EventId) -> bool {
+        self.guide
+            .iter()
+            .filter(|&&g| g != lock && self.in_part(t, lock, g))
+            .all(|&g| {
+                let ev = self.u.get(g);
+                ev.obj_preds.iter().chain(&ev.extra).all(|p| {
+                    self.pos.contains_key(p) || {
+                        let q = self.u.get(*p);
+                        q.thread == t && self.in_part(t, lock, *p)
+                    }
+                })
+            })
+    }
+
+    /// Whether `g` is an event of `t`'s pure part that starts with `lock`.
+    fn in_part(&self, t: ThreadIdx, lock: EventId, g: EventId) -> bool {
+        let ev = self.u.get(g);
+        if ev.thread != t || ev.pure_of.is_none() {
+            return false;
+        }
+        let mut e = g;
+        loop {
+            if e == lock {
+                return true;
+            }
+            match self.u.thread_parent(e) {
+                Some(p) if !self.u.get(p).kind.ends_pure_part() => e = p,
+                _ => return false,
+            }
+        }
+    }
+}
