@@ -1,6 +1,9 @@
 //! Differential property test: on generated programs, partial-order reduction
 //! must find exactly the outcomes and failures of the exhaustive oracle, with
-//! one execution per trace in optimal mode.
+//! one execution per trace in optimal mode. With critical-section peeking on,
+//! the outcomes and failures must be those of the oracle with peeking *off*
+//! (peeking may only remove equivalent executions) and the executions the
+//! traces of the oracle with peeking on.
 //!
 //! `KASE_DIFF_CASES=5000 cargo test --release --test differential` runs more
 //! cases than CI's default; `KASE_DIFF_SEED` picks the first seed and
@@ -54,6 +57,10 @@ enum Op {
     TimedWait,
     /// Spin (`spin_loop`) until atomic `a` holds `v`.
     AwaitEq(usize, usize),
+    /// Inside a critical section: read the innermost held mutex's data.
+    DataGet,
+    /// Inside a critical section: add to the innermost held mutex's data.
+    DataAdd(usize),
 }
 
 #[derive(Clone, Debug)]
@@ -83,7 +90,16 @@ fn gen_ops(
         *budget -= 1;
         let a = rng.below(p.atomics);
         let v = rng.below(3);
+        let in_mutex = held.iter().any(|&m| m < 100);
         let op = match rng.below(if depth < 2 { 14 } else { 6 }) {
+            // Inside a mutex section, often the guarded data instead.
+            0 | 2 | 5 if in_mutex && rng.below(2) == 0 => {
+                if rng.below(2) == 0 {
+                    Op::DataGet
+                } else {
+                    Op::DataAdd(1 + rng.below(2))
+                }
+            }
             0 | 1 => Op::Load(a),
             2 => Op::Store(a, v),
             3 => Op::Swap(a, v),
@@ -166,13 +182,14 @@ fn generate(seed: u64, ops: usize) -> Program {
 
 struct Shared {
     atomics: Vec<AtomicUsize>,
-    mutexes: Vec<Mutex<()>>,
+    mutexes: Vec<Mutex<usize>>,
     rwlocks: Vec<RwLock<()>>,
     condvar: Condvar,
 }
 
-/// Runs `ops`, appending what it observed to `seen`.
-fn run_ops(ops: &[Op], s: &Shared, seen: &mut String) {
+/// Runs `ops`, appending what it observed to `seen`; `data` is the data of
+/// the innermost mutex held.
+fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<&mut usize>) {
     for op in ops {
         match op {
             Op::Load(a) => write!(seen, "l{}", s.atomics[*a].load(SeqCst)).unwrap(),
@@ -184,17 +201,22 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String) {
             }
             Op::FetchAdd(a, v) => write!(seen, "f{}", s.atomics[*a].fetch_add(*v, SeqCst)).unwrap(),
             Op::Locked(m, inner) => {
-                let _g = s.mutexes[*m].lock().unwrap();
-                run_ops(inner, s, seen);
+                let mut g = s.mutexes[*m].lock().unwrap();
+                run_ops(inner, s, seen, Some(&mut *g));
             }
             Op::ReadLocked(r, inner) => {
                 let _g = s.rwlocks[*r].read().unwrap();
-                run_ops(inner, s, seen);
+                run_ops(inner, s, seen, data.as_deref_mut());
             }
             Op::WriteLocked(r, inner) => {
                 let _g = s.rwlocks[*r].write().unwrap();
-                run_ops(inner, s, seen);
+                run_ops(inner, s, seen, data.as_deref_mut());
             }
+            Op::DataGet => {
+                let v = data.as_deref().expect("inside a section");
+                write!(seen, "d{v}").unwrap();
+            }
+            Op::DataAdd(v) => *data.as_deref_mut().expect("inside a section") += v,
             Op::TryWrite(r) => {
                 let ok = s.rwlocks[*r].try_write().is_ok();
                 write!(seen, "w{}", u8::from(ok)).unwrap();
@@ -219,7 +241,7 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String) {
             Op::IfEq(a, v, inner) => {
                 if s.atomics[*a].load(SeqCst) == *v {
                     seen.push('y');
-                    run_ops(inner, s, seen);
+                    run_ops(inner, s, seen, data.as_deref_mut());
                 } else {
                     seen.push('n');
                 }
@@ -235,12 +257,12 @@ fn explore(p: &Program, builder: Builder) -> (Report, BTreeSet<String>) {
     let report = builder.minimize(0).explore(|| {
         let s = Arc::new(Shared {
             atomics: (0..p.atomics).map(|_| AtomicUsize::new(0)).collect(),
-            mutexes: (0..p.mutexes).map(|_| Mutex::new(())).collect(),
+            mutexes: (0..p.mutexes).map(|_| Mutex::new(0)).collect(),
             rwlocks: (0..2).map(|_| RwLock::new(())).collect(),
             condvar: Condvar::new(),
         });
         let mut seen = String::from("p:");
-        run_ops(&p.prelude, &s, &mut seen);
+        run_ops(&p.prelude, &s, &mut seen, None);
         let handles: Vec<_> = p
             .threads
             .iter()
@@ -248,18 +270,19 @@ fn explore(p: &Program, builder: Builder) -> (Report, BTreeSet<String>) {
                 let (s, ops) = (s.clone(), ops.clone());
                 thread::spawn(move || {
                     let mut seen = String::new();
-                    run_ops(&ops, &s, &mut seen);
+                    run_ops(&ops, &s, &mut seen, None);
                     seen
                 })
             })
             .collect();
         seen.push_str(" m:");
-        run_ops(&p.main, &s, &mut seen);
+        run_ops(&p.main, &s, &mut seen, None);
         for (i, h) in handles.into_iter().enumerate() {
             write!(seen, " t{i}:{}", h.join().unwrap()).unwrap();
         }
         let finals: Vec<usize> = s.atomics.iter().map(|a| a.load(SeqCst)).collect();
-        write!(seen, " final:{finals:?}").unwrap();
+        let data: Vec<usize> = s.mutexes.iter().map(|m| *m.lock().unwrap()).collect();
+        write!(seen, " final:{finals:?} data:{data:?}").unwrap();
         outcomes.lock().unwrap().insert(seen);
     });
     (report, outcomes.into_inner().unwrap())
@@ -272,13 +295,14 @@ fn check(seed: u64, ops: usize) -> bool {
     let ctx = || format!("seed {seed}: {p:#?}");
     let oracle_budget = Builder::new()
         .strategy(Strategy::Exhaustive)
+        .peeking(false)
         .max_executions(150_000);
     let (oracle, expected) = explore(&p, oracle_budget);
     let oracle_failure = oracle.failure().map(|f| f.kind());
     if oracle_failure.is_none() && !oracle.complete() {
         return false;
     }
-    let (por, outcomes) = explore(&p, Builder::new());
+    let (por, outcomes) = explore(&p, Builder::new().peeking(false));
     assert_eq!(
         por.failure().map(|f| f.kind()),
         oracle_failure,
@@ -304,8 +328,14 @@ fn check(seed: u64, ops: usize) -> bool {
             por.duration()
         );
     }
+    check_peeking(&p, &ctx, &oracle, &expected);
     for k in 1..=3 {
-        let (kp, outcomes) = explore(&p, Builder::new().alternatives(Alternatives::KPartial(k)));
+        let (kp, outcomes) = explore(
+            &p,
+            Builder::new()
+                .peeking(false)
+                .alternatives(Alternatives::KPartial(k)),
+        );
         assert_eq!(
             kp.failure().map(|f| f.kind()),
             oracle_failure,
@@ -318,6 +348,75 @@ fn check(seed: u64, ops: usize) -> bool {
         }
     }
     true
+}
+
+/// With peeking: the failure and outcomes of `oracle` (peeking off), the
+/// traces of the oracle with peeking on, no redundant execution.
+fn check_peeking(
+    p: &Program,
+    ctx: &dyn Fn() -> String,
+    oracle: &Report,
+    expected: &BTreeSet<String>,
+) {
+    let oracle_failure = oracle.failure().map(|f| f.kind());
+    let (por, outcomes) = explore(p, Builder::new().peeking(true));
+    assert_eq!(
+        por.failure().map(|f| f.kind()),
+        oracle_failure,
+        "POR with peeking: failure; {}",
+        ctx()
+    );
+    if oracle_failure.is_some() {
+        return;
+    }
+    assert_eq!(&outcomes, expected, "POR with peeking: outcomes; {}", ctx());
+    assert_eq!(
+        por.sleep_set_blocked(),
+        0,
+        "POR with peeking: blocked; {}",
+        ctx()
+    );
+    let (oracle_p, _) = explore(
+        p,
+        Builder::new()
+            .strategy(Strategy::Exhaustive)
+            .peeking(true)
+            .max_executions(150_000),
+    );
+    if !oracle_p.complete() || oracle_p.failure().is_some() {
+        return;
+    }
+    assert_eq!(
+        por.peeking(),
+        oracle_p.peeking(),
+        "whether peeking had to be turned off; {}",
+        ctx()
+    );
+    assert_eq!(
+        Some(por.executions() - por.discarded_executions()),
+        oracle_p.traces(),
+        "POR with peeking: executions; {}",
+        ctx()
+    );
+    for k in 1..=2 {
+        let (kp, outcomes) = explore(
+            p,
+            Builder::new()
+                .peeking(true)
+                .alternatives(Alternatives::KPartial(k)),
+        );
+        assert!(
+            kp.failure().is_none() && kp.complete(),
+            "KPartial({k}) with peeking; {}",
+            ctx()
+        );
+        assert_eq!(
+            &outcomes,
+            expected,
+            "KPartial({k}) with peeking: outcomes; {}",
+            ctx()
+        );
+    }
 }
 
 fn env_u64(name: &str, default: u64) -> u64 {

@@ -1,0 +1,375 @@
+//! Critical-section peeking (issue 4): critical sections of one mutex that
+//! touch disjoint data commute; conflicting ones, and ones that do other
+//! synchronisation, keep their order; and when a thread could run in the
+//! middle of a section, kase explores again without peeking.
+
+use kase::cell::UnsafeCell;
+use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use kase::sync::{Arc, Mutex};
+use kase::{thread, Builder, FailureKind, Report, Strategy};
+
+/// Two threads each take one shared mutex `sections` times. Thread 1
+/// increments cells `0..sections`, main cells `first..first + sections`: with
+/// `first == sections` the halves are disjoint, with `first == sections - 1`
+/// they overlap in one cell. The cells are atomics.
+fn atomic_halves(sections: usize, first: usize) -> impl Fn() + Sync {
+    move || {
+        let lock = Arc::new(Mutex::new(()));
+        let cells: Arc<Vec<AtomicUsize>> =
+            Arc::new((0..first + sections).map(|_| AtomicUsize::new(0)).collect());
+        let (l, c) = (lock.clone(), cells.clone());
+        let t = thread::spawn(move || {
+            for cell in &c[..sections] {
+                let _g = l.lock().unwrap();
+                cell.store(cell.load(SeqCst) + 1, SeqCst);
+            }
+        });
+        for cell in &cells[first..first + sections] {
+            let _g = lock.lock().unwrap();
+            cell.store(cell.load(SeqCst) + 1, SeqCst);
+        }
+        t.join().unwrap();
+        let total: usize = cells.iter().map(|c| c.load(SeqCst)).sum();
+        assert_eq!(total, 2 * sections);
+    }
+}
+
+/// The same with tracked `UnsafeCell`s instead of atomics.
+fn cell_halves(sections: usize, first: usize) -> impl Fn() + Sync {
+    struct Cells(Vec<UnsafeCell<usize>>);
+    // SAFETY: every access goes through `with`/`with_mut` under the mutex
+    // (and kase checks that no two are unordered).
+    unsafe impl Sync for Cells {}
+    move || {
+        let lock = Arc::new(Mutex::new(()));
+        let cells = Arc::new(Cells(
+            (0..first + sections).map(|_| UnsafeCell::new(0)).collect(),
+        ));
+        let bump = |cell: &UnsafeCell<usize>| {
+            // SAFETY: the caller holds the mutex; kase checks the accesses.
+            let v = cell.with(|p| unsafe { *p });
+            // SAFETY: as above.
+            cell.with_mut(|p| unsafe { *p = v + 1 });
+        };
+        let (l, c) = (lock.clone(), cells.clone());
+        let t = thread::spawn(move || {
+            for cell in &c.0[..sections] {
+                let _g = l.lock().unwrap();
+                bump(cell);
+            }
+        });
+        for cell in &cells.0[first..first + sections] {
+            let _g = lock.lock().unwrap();
+            bump(cell);
+        }
+        t.join().unwrap();
+        // SAFETY: both threads are joined.
+        let total: usize = cells.0.iter().map(|c| c.with(|p| unsafe { *p })).sum();
+        assert_eq!(total, 2 * sections);
+    }
+}
+
+fn por(peeking: bool, model: impl Fn() + Sync) -> Report {
+    let report = Builder::new().peeking(peeking).explore(model);
+    assert!(report.failure().is_none(), "{report}");
+    assert!(report.complete());
+    report
+}
+
+fn oracle(peeking: bool, model: impl Fn() + Sync) -> Report {
+    let report = Builder::new()
+        .peeking(peeking)
+        .strategy(Strategy::Exhaustive)
+        .explore(model);
+    assert!(report.failure().is_none(), "{report}");
+    assert!(report.complete());
+    report
+}
+
+#[test]
+fn disjoint_halves_are_one_execution_with_peeking() {
+    let with = por(true, atomic_halves(8, 8));
+    assert_eq!(with.executions(), 1);
+    assert_eq!(with.sleep_set_blocked(), 0);
+    assert!(with.peeking());
+    let cells = por(true, cell_halves(8, 8));
+    assert_eq!(cells.executions(), 1);
+    assert_eq!(cells.sleep_set_blocked(), 0);
+}
+
+#[test]
+fn without_peeking_disjoint_halves_are_every_order_of_the_sections() {
+    // C(2n, n) orders of the sections: 252 for n = 5 (12 870 for n = 8,
+    // measured in kase-bench's `disjoint_sections` row).
+    let without = por(false, atomic_halves(5, 5));
+    assert_eq!(without.executions(), 252);
+    assert_eq!(without.sleep_set_blocked(), 0);
+    assert!(!without.peeking());
+    assert_eq!(oracle(false, atomic_halves(3, 3)).traces(), Some(20));
+    assert_eq!(oracle(true, atomic_halves(3, 3)).traces(), Some(1));
+}
+
+#[test]
+fn overlapping_halves_explore_both_orders_of_the_shared_cell() {
+    let models: [Box<dyn Fn() + Sync>; 2] =
+        [Box::new(atomic_halves(8, 7)), Box::new(cell_halves(8, 7))];
+    for model in models {
+        let with = por(true, model);
+        assert_eq!(with.executions(), 2);
+        assert_eq!(with.sleep_set_blocked(), 0);
+    }
+    // The oracle (every interleaving of sections) agrees on the traces.
+    for (n, first) in [(2, 1), (3, 2), (4, 3)] {
+        let traces = oracle(true, atomic_halves(n, first)).traces();
+        assert_eq!(traces, Some(2));
+        assert_eq!(
+            Some(por(true, atomic_halves(n, first)).executions()),
+            traces
+        );
+    }
+}
+
+#[test]
+fn both_orders_of_two_conflicting_sections_are_seen() {
+    let seen = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let report = por(true, || {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let l = log.clone();
+        let t = thread::spawn(move || l.lock().unwrap().push(1));
+        log.lock().unwrap().push(0);
+        t.join().unwrap();
+        seen.lock().unwrap().insert(log.lock().unwrap().clone());
+    });
+    assert_eq!(report.executions(), 2);
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+}
+
+#[test]
+fn sections_that_only_read_the_guarded_data_commute() {
+    let readers = |n: usize| {
+        move || {
+            let data = Arc::new(Mutex::new(7));
+            let handles: Vec<_> = (0..n)
+                .map(|_| {
+                    let d = data.clone();
+                    thread::spawn(move || assert_eq!(*d.lock().unwrap(), 7))
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+        }
+    };
+    assert_eq!(por(true, readers(3)).executions(), 1);
+    assert_eq!(por(false, readers(3)).executions(), 6);
+}
+
+#[test]
+fn abba_is_still_a_deadlock_with_peeking() {
+    let report = Builder::new().peeking(true).explore(|| {
+        let a = Arc::new(Mutex::new(0));
+        let b = Arc::new(Mutex::new(0));
+        let (a2, b2) = (a.clone(), b.clone());
+        let t = thread::spawn(move || {
+            let _b = b2.lock().unwrap();
+            *a2.lock().unwrap() += 1;
+        });
+        {
+            let _a = a.lock().unwrap();
+            *b.lock().unwrap() += 1;
+        }
+        t.join().unwrap();
+    });
+    let failure = report.failure().expect("the deadlock is found");
+    assert_eq!(failure.kind(), FailureKind::Deadlock, "{failure}");
+    assert!(failure.schedule().to_string().starts_with("kase1p:"));
+}
+
+#[test]
+fn a_lost_update_split_across_two_sections_is_found() {
+    let report = Builder::new().peeking(true).explore(|| {
+        let m = Arc::new(Mutex::new(0));
+        let m2 = m.clone();
+        let t = thread::spawn(move || {
+            let v = *m2.lock().unwrap();
+            *m2.lock().unwrap() = v + 1;
+        });
+        let v = *m.lock().unwrap();
+        *m.lock().unwrap() = v + 1;
+        t.join().unwrap();
+        assert_eq!(*m.lock().unwrap(), 2, "an increment was lost");
+    });
+    let failure = report.failure().expect("the lost update is found");
+    assert_eq!(failure.kind(), FailureKind::Panic);
+    assert!(failure.message().unwrap().contains("an increment was lost"));
+    // Its schedule replays to the same failure, with peeking (`kase1p:`).
+    let schedule = failure.schedule().to_string();
+    let again = Builder::new().peeking(false).replay(&schedule).explore(|| {
+        let m = Arc::new(Mutex::new(0));
+        let m2 = m.clone();
+        let t = thread::spawn(move || {
+            let v = *m2.lock().unwrap();
+            *m2.lock().unwrap() = v + 1;
+        });
+        let v = *m.lock().unwrap();
+        *m.lock().unwrap() = v + 1;
+        t.join().unwrap();
+        assert_eq!(*m.lock().unwrap(), 2, "an increment was lost");
+    });
+    assert_eq!(again.executions(), 1);
+    assert_eq!(
+        again.failure().map(|f| f.kind()),
+        Some(FailureKind::Panic),
+        "{again}"
+    );
+}
+
+/// A thread reading without the lock can see the middle of a section:
+/// peeking would hide that, so kase explores again without it.
+#[test]
+fn an_unlocked_reader_turns_peeking_off_and_sees_the_middle_of_a_section() {
+    let report = Builder::new().peeking(true).explore(|| {
+        let lock = Arc::new(Mutex::new(()));
+        let x = Arc::new(AtomicUsize::new(0));
+        let (l, x2) = (lock.clone(), x.clone());
+        let t = thread::spawn(move || {
+            let _g = l.lock().unwrap();
+            x2.store(1, SeqCst);
+            x2.store(0, SeqCst);
+        });
+        assert_ne!(x.load(SeqCst), 1, "saw the middle of the section");
+        t.join().unwrap();
+    });
+    let failure = report.failure().expect("the mid-section value is seen");
+    assert!(
+        failure.message().unwrap().contains("saw the middle"),
+        "{failure}"
+    );
+    assert!(!report.peeking());
+    assert!(report.discarded_executions() >= 1);
+    assert!(
+        report.warnings()[0].contains("peeking was turned off"),
+        "{:?}",
+        report.warnings()
+    );
+    assert!(failure.schedule().to_string().starts_with("kase1:"));
+}
+
+#[test]
+fn a_concurrent_try_lock_turns_peeking_off() {
+    let busy = std::sync::atomic::AtomicBool::new(false);
+    let report = Builder::new().peeking(true).explore(|| {
+        let lock = Arc::new(Mutex::new(0));
+        let l = lock.clone();
+        let t = thread::spawn(move || *l.lock().unwrap() += 1);
+        if lock.try_lock().is_err() {
+            busy.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        t.join().unwrap();
+    });
+    assert!(report.failure().is_none(), "{report}");
+    assert!(!report.peeking(), "try_lock observes a section in progress");
+    assert!(
+        busy.load(std::sync::atomic::Ordering::Relaxed),
+        "some run saw the lock busy"
+    );
+}
+
+#[test]
+fn accesses_ordered_by_spawn_and_join_keep_peeking_on() {
+    let report = por(true, || {
+        let counter = Arc::new(AtomicUsize::new(5)); // written before spawning
+        let lock = Arc::new(Mutex::new(()));
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let (c, l) = (counter.clone(), lock.clone());
+                thread::spawn(move || {
+                    let _g = l.lock().unwrap();
+                    c.fetch_add(1, SeqCst);
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(counter.load(SeqCst), 7); // read after joining
+    });
+    assert!(report.peeking());
+    assert_eq!(report.executions(), 2);
+}
+
+/// Publishing through a lock hand-off between two sections that commute:
+/// whether the reader's access races depends on which section ran first.
+/// kase must find the race (it exists when the reader's section goes
+/// first), and report it with a real interleaving.
+#[test]
+fn a_race_that_depends_on_the_order_of_commuting_sections_is_found() {
+    struct Slot(UnsafeCell<usize>);
+    // SAFETY: accesses are checked by kase's tracked cell.
+    unsafe impl Sync for Slot {}
+    let report = Builder::new().peeking(true).explore(|| {
+        let lock = Arc::new(Mutex::new(()));
+        let slot = Arc::new(Slot(UnsafeCell::new(0)));
+        let (l, s) = (lock.clone(), slot.clone());
+        let t = thread::spawn(move || {
+            // SAFETY: kase checks the accesses (the race is the point).
+            s.0.with_mut(|p| unsafe { *p = 1 });
+            drop(l.lock().unwrap());
+        });
+        drop(lock.lock().unwrap());
+        // SAFETY: as above.
+        let _ = slot.0.with(|p| unsafe { *p });
+        t.join().unwrap();
+    });
+    let failure = report.failure().expect("the race is found");
+    assert_eq!(failure.kind(), FailureKind::DataRace, "{failure}");
+    assert!(!report.peeking());
+}
+
+#[test]
+fn a_spin_loop_over_a_mutex_ends() {
+    let report = por(true, || {
+        let ready = Arc::new(Mutex::new(false));
+        let r = ready.clone();
+        let t = thread::spawn(move || *r.lock().unwrap() = true);
+        while !*ready.lock().unwrap() {
+            thread::yield_now();
+        }
+        t.join().unwrap();
+    });
+    assert!(report.executions() <= 3, "{}", report.executions());
+}
+
+#[test]
+fn the_oracle_counts_traces_under_the_same_independence() {
+    // Three threads, each one section of one mutex on its own atomic, plus
+    // one section reading all three: the readers' order against each writer
+    // matters, the writers commute.
+    let model = || {
+        let lock = Arc::new(Mutex::new(()));
+        let cells: Arc<Vec<AtomicUsize>> = Arc::new((0..3).map(|_| AtomicUsize::new(0)).collect());
+        let handles: Vec<_> = (0..3)
+            .map(|i| {
+                let (l, c) = (lock.clone(), cells.clone());
+                thread::spawn(move || {
+                    let _g = l.lock().unwrap();
+                    c[i].store(1, SeqCst);
+                })
+            })
+            .collect();
+        let sum: usize = {
+            let _g = lock.lock().unwrap();
+            cells.iter().map(|c| c.load(SeqCst)).sum()
+        };
+        assert!(sum <= 3);
+        for h in handles {
+            h.join().unwrap();
+        }
+    };
+    let traces = oracle(true, model).traces();
+    assert_eq!(traces, Some(8), "each writer before or after the reader");
+    let with = por(true, model);
+    assert_eq!(Some(with.executions()), traces);
+    assert_eq!(with.sleep_set_blocked(), 0);
+}
