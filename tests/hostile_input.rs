@@ -120,3 +120,28 @@ fn regression_files_of_random_bytes_are_skipped_not_lost() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_line_that_is_not_utf8_is_skipped_alone_with_a_warning() {
+    let dir = std::env::temp_dir().join(format!("kase-hostile-utf8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("hostile.txt");
+    let mut bytes = b"# header\nt kase1:  # saved\n".to_vec();
+    bytes.extend(b"t kase1:0 \xff\xfe # not UTF-8\r\nother \xc3\x28\n");
+    std::fs::write(&file, &bytes).unwrap();
+    let report = Builder::new()
+        .name("hostile::t")
+        .regressions_dir(&dir)
+        .persist(Persist::File)
+        .explore(|| {});
+    assert_eq!(report.replayed(), 1, "the readable line still counts");
+    let utf8: Vec<_> = report
+        .warnings()
+        .iter()
+        .filter(|w| w.contains("not valid UTF-8"))
+        .collect();
+    assert_eq!(utf8.len(), 1, "{:?}", report.warnings());
+    assert!(utf8[0].contains("hostile.txt:3:"), "{}", utf8[0]);
+    assert_eq!(std::fs::read(&file).unwrap(), bytes, "never rewritten");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
