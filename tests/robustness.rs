@@ -160,3 +160,91 @@ fn an_execution_with_a_hundred_thousand_visible_operations_completes() {
     // The two threads touch nothing in common: one trace.
     assert_eq!(report.executions(), 1);
 }
+
+/// Recursion `depth` deep with a 512-byte frame that the optimiser keeps.
+fn recurse(depth: u64, limit: u64) -> u64 {
+    let frame = std::hint::black_box([depth as u8; 512]);
+    if depth >= limit {
+        return u64::from(frame[0]);
+    }
+    recurse(depth + 1, limit) + u64::from(std::hint::black_box(frame)[1])
+}
+
+#[test]
+fn a_model_thread_overflowing_its_stack_names_the_knob_to_turn() {
+    if in_child() {
+        Builder::new().stack_size(64 * 1024).explore(|| {
+            let t = thread::spawn(|| {
+                recurse(0, u64::MAX);
+            });
+            t.join().unwrap();
+        });
+        return;
+    }
+    let (status, stderr) =
+        run_child("a_model_thread_overflowing_its_stack_names_the_knob_to_turn");
+    assert!(!status.success(), "{stderr}");
+    assert!(
+        stderr.contains("kase: model thread 1 overflowed its stack of 65536 bytes"),
+        "{stderr}"
+    );
+    for knob in [
+        "Builder::stack_size",
+        "KASE_STACK_SIZE",
+        "#[kase::test(stack_size = ",
+    ] {
+        assert!(stderr.contains(knob), "{knob}: {stderr}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(6), "ends with SIGABRT: {status:?}");
+    }
+}
+
+#[test]
+fn an_overflow_of_the_main_model_thread_is_explained_too() {
+    if in_child() {
+        Builder::new().stack_size(64 * 1024).explore(|| {
+            recurse(0, u64::MAX);
+        });
+        return;
+    }
+    let (status, stderr) = run_child("an_overflow_of_the_main_model_thread_is_explained_too");
+    assert!(!status.success(), "{stderr}");
+    assert!(
+        stderr.contains("kase: model thread main overflowed its stack of 65536 bytes"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_os_thread_overflowing_after_a_model_ran_still_gets_std_s_message() {
+    if in_child() {
+        // Installs kase's handler, which must pass other faults on.
+        Builder::new().explore(|| {});
+        std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(|| recurse(0, u64::MAX))
+            .unwrap()
+            .join()
+            .unwrap();
+        return;
+    }
+    let (status, stderr) =
+        run_child("an_os_thread_overflowing_after_a_model_ran_still_gets_std_s_message");
+    assert!(!status.success(), "{stderr}");
+    assert!(stderr.contains("has overflowed its stack"), "{stderr}");
+    assert!(!stderr.contains("kase: model thread"), "{stderr}");
+}
+
+#[test]
+fn stack_size_gives_model_threads_the_stack_they_need() {
+    // About 1 MiB of frames: more than a 256 KiB stack, less than 4 MiB.
+    let report = Builder::new().stack_size(4 << 20).explore(|| {
+        let t = thread::spawn(|| recurse(0, 2_000));
+        assert!(recurse(0, 2_000) > 0);
+        t.join().unwrap();
+    });
+    assert!(report.failure().is_none(), "{report}");
+}
