@@ -79,6 +79,7 @@ impl Builder {
             check_determinism: false,
             watchdog: Some(DEFAULT_WATCHDOG),
             backtraces: false,
+            internal_error_at: None,
         };
         if let Some(n) = env(
             "KASE_MAX_EXECUTIONS",
@@ -308,6 +309,18 @@ impl Builder {
     /// exploration has run for 5 seconds; or `KASE_PROGRESS=1` / `0`).
     pub fn progress(mut self, on: bool) -> Self {
         self.config.progress = Some(on);
+        self
+    }
+
+    /// Test hook, not part of the API: kase's own scheduler panics with an
+    /// internal error at step `step` of the `execution`-th execution it
+    /// runs (both 1-based), as if one of its invariants had failed — to
+    /// check that such a bug is reported as
+    /// [`FailureKind::Internal`](crate::FailureKind::Internal) with the
+    /// schedule so far.
+    #[doc(hidden)]
+    pub fn __internal_error_at(mut self, execution: u64, step: u64) -> Self {
+        self.config.internal_error_at = Some((execution, step));
         self
     }
 
