@@ -122,6 +122,10 @@ impl Unfolding {
             });
             !lists.is_empty()
         });
+        // A name without events keeps no kind: the current execution binds
+        // its objects (and sets their kinds) again before it uses them.
+        let by_name = &self.by_name;
+        self.kinds.retain(|name, _| by_name.contains_key(name));
     }
 
     /// Records that names `a` and `b` denote one object.
