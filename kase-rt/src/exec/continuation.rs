@@ -59,7 +59,9 @@ pub(crate) type Body<'a> = Box<dyn FnOnce(&dyn Suspend) + 'a>;
 /// (see `overflow.rs`).
 pub(crate) struct StackPool {
     stack_size: usize,
-    free: Vec<(DefaultStack, Registration)>,
+    /// A stack's registration drops first (tuple order): it must not
+    /// outlive the mapping it names.
+    free: Vec<(Registration, DefaultStack)>,
 }
 
 impl StackPool {
@@ -71,7 +73,7 @@ impl StackPool {
         }
     }
 
-    fn take(&mut self) -> (DefaultStack, Registration) {
+    fn take(&mut self) -> (Registration, DefaultStack) {
         self.free.pop().unwrap_or_else(|| {
             let stack = DefaultStack::new(self.stack_size).unwrap_or_else(|e| {
                 panic!(
@@ -81,16 +83,17 @@ impl StackPool {
                 )
             });
             let registration = Registration::new(stack.limit().get(), self.stack_size);
-            (stack, registration)
+            (registration, stack)
         })
     }
 }
 
 /// The `corosensei` backend: a stackful coroutine per model thread.
 pub(crate) struct CoroutineThread {
-    coroutine: Coroutine<(), (), (), DefaultStack>,
-    /// The guard page of its stack, naming this thread.
+    /// The guard page of its stack, naming this thread. Declared first, so
+    /// dropped before the stack is unmapped.
     registration: Registration,
+    coroutine: Coroutine<(), (), (), DefaultStack>,
 }
 
 impl CoroutineThread {
@@ -108,7 +111,7 @@ impl CoroutineThread {
         thread: u32,
         body: Body<'a>,
     ) -> Box<dyn Continuation + 'a> {
-        let (stack, registration) = pool.take();
+        let (registration, stack) = pool.take();
         registration.set_thread(thread);
         let func = move |yielder: &Yielder<(), ()>, ()| body(yielder);
         // SAFETY: the lifetime obligation is passed on to our caller (see the
@@ -148,7 +151,7 @@ impl Continuation for CoroutineThread {
             coroutine,
             registration,
         } = *self;
-        pool.free.push((coroutine.into_stack(), registration));
+        pool.free.push((registration, coroutine.into_stack()));
     }
 }
 
