@@ -29,7 +29,9 @@ fuzz_target!(|data: &[u8]| {
             continue;
         }
         let read = entries.iter().any(|(l, _)| *l == line);
-        let warned = warnings.iter().any(|w| w.contains(&format!("fuzz.txt:{line}:")));
+        let warned = warnings
+            .iter()
+            .any(|w| w.contains(&format!("fuzz.txt:{line}:")));
         assert!(
             read != warned,
             "line {line} {text:?}: read {read}, warned {warned}"

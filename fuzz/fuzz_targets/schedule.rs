@@ -12,9 +12,9 @@ fn check(text: &str) {
     match text.parse::<Schedule>() {
         Ok(schedule) => {
             let printed = schedule.to_string();
-            let again: Schedule = printed
-                .parse()
-                .unwrap_or_else(|e| panic!("{printed:?} (printed from {text:?}) does not parse: {e}"));
+            let again: Schedule = printed.parse().unwrap_or_else(|e| {
+                panic!("{printed:?} (printed from {text:?}) does not parse: {e}")
+            });
             assert_eq!(again, schedule, "{text:?}");
             assert_eq!(again.len(), schedule.len());
         }
