@@ -179,8 +179,9 @@ impl Builder {
         self
     }
 
-    /// Stop starting new executions after `duration`; the report is then
-    /// incomplete.
+    /// Stop after `duration`: no new execution starts, and one still running
+    /// then is abandoned (the clock is read every 64 steps, so even one long
+    /// execution stops within moments); the report is then incomplete.
     pub fn max_duration(mut self, duration: Duration) -> Self {
         self.config.max_duration = Some(duration);
         self
@@ -202,7 +203,11 @@ impl Builder {
         self
     }
 
-    /// Stack size of each model thread in bytes (default 2 MiB, as std).
+    /// Stack size of each model thread in bytes (default
+    /// [`DEFAULT_STACK_SIZE`], 2 MiB as std; `KASE_STACK_SIZE`). Model
+    /// threads run on stacks kase allocates, not on the test's: on Linux a
+    /// model thread that overflows its stack makes kase print which one, the
+    /// size, and this knob, then abort (elsewhere it is a plain crash).
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.config.stack_size = bytes;
         self

@@ -143,11 +143,11 @@ fn message(thread: u32, size: usize) -> Buffer {
     } else {
         write!(out, "{thread}")
     };
-    let _ = write!(
+    let _ = writeln!(
         out,
         " overflowed its stack of {size} bytes (model threads run on stacks kase allocates, \
          default 2 MiB). Raise it with Builder::stack_size(bytes), KASE_STACK_SIZE=<bytes> or \
-         #[kase::test(stack_size = <bytes>)]; unbounded recursion overflows any size. Aborting.\n"
+         #[kase::test(stack_size = <bytes>)]; unbounded recursion overflows any size. Aborting."
     );
     out
 }
