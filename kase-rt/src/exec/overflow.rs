@@ -98,6 +98,7 @@ impl Drop for Registration {
 /// The thread and stack size of the registered guard page containing
 /// `addr`, if any. Lock-free and allocation-free: called from the signal
 /// handler.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // only the Linux handler reads it
 fn lookup(addr: usize) -> Option<(u32, usize)> {
     TABLE.iter().find_map(|slot| {
         let hi = slot.hi.load(Ordering::Acquire);
@@ -116,6 +117,7 @@ fn lookup(addr: usize) -> Option<(u32, usize)> {
 
 /// A `fmt::Write` into a fixed buffer (no allocation: usable in a signal
 /// handler); what does not fit is cut.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // only the Linux handler reads it
 struct Buffer {
     bytes: [u8; 640],
     len: usize,
@@ -131,6 +133,7 @@ impl std::fmt::Write for Buffer {
 }
 
 /// The message for an overflow of `thread`'s stack of `size` bytes.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // only the Linux handler reads it
 fn message(thread: u32, size: usize) -> Buffer {
     use std::fmt::Write;
     let mut out = Buffer {
