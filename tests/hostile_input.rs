@@ -3,6 +3,8 @@
 //! skipped with a warning and the file is never rewritten.
 //!
 //! `KASE_FUZZ_CASES` raises the number of generated inputs (default 20 000).
+//! The coverage-guided fuzzing of the same two parsers is in `fuzz/`
+//! (cargo-fuzz, nightly); a crash it finds belongs here as a case.
 
 use kase::{Builder, Persist, Schedule};
 
@@ -119,4 +121,73 @@ fn regression_files_of_random_bytes_are_skipped_not_lost() {
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_line_that_is_not_utf8_is_skipped_alone_with_a_warning() {
+    let dir = std::env::temp_dir().join(format!("kase-hostile-utf8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("hostile.txt");
+    let mut bytes = b"# header\nt kase1:  # saved\n".to_vec();
+    bytes.extend(b"t kase1:0 \xff\xfe # not UTF-8\r\nother \xc3\x28\n");
+    std::fs::write(&file, &bytes).unwrap();
+    let report = Builder::new()
+        .name("hostile::t")
+        .regressions_dir(&dir)
+        .persist(Persist::File)
+        .explore(|| {});
+    assert_eq!(report.replayed(), 1, "the readable line still counts");
+    let utf8: Vec<_> = report
+        .warnings()
+        .iter()
+        .filter(|w| w.contains("not valid UTF-8"))
+        .collect();
+    assert_eq!(utf8.len(), 1, "{:?}", report.warnings());
+    assert!(utf8[0].contains("hostile.txt:3:"), "{}", utf8[0]);
+    assert_eq!(std::fs::read(&file).unwrap(), bytes, "never rewritten");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The fuzz target `regression_file`'s oracle (fuzz/fuzz_targets), on this
+/// file's generated input: every line naming the test is read or warned
+/// about, exactly one of the two; entries come in order and round-trip.
+#[test]
+fn every_line_naming_the_test_is_read_or_warned_about() {
+    let mut rng = Rng(0xf11e);
+    for case in 0..cases() / 10 {
+        let mut bytes = Vec::new();
+        for _ in 0..rng.below(8) {
+            match rng.below(5) {
+                0 => bytes.extend((0..rng.below(30)).map(|_| rng.next() as u8)),
+                1 => bytes.extend(format!("t {}\n", schedule_like(&mut rng)).bytes()),
+                2 => bytes.extend(format!(" t\t{} # c\r\n", schedule_like(&mut rng)).bytes()),
+                3 => bytes.extend(b"t kase1:0.\xff1 # bad\n"),
+                _ => bytes.extend(format!("other {}\n", schedule_like(&mut rng)).bytes()),
+            }
+        }
+        let (entries, warnings) = kase_rt::__fuzz::regression_file(&bytes, "t");
+        let mut last = 0;
+        for (line, schedule) in &entries {
+            assert!(*line > last, "case {case}: lines in order");
+            last = *line;
+            let again: Schedule = schedule.to_string().parse().unwrap();
+            assert_eq!(&again, schedule);
+        }
+        for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+            let line = i + 1;
+            let text = String::from_utf8_lossy(raw);
+            let content = text.split('#').next().unwrap_or_default();
+            if content.split_whitespace().next() != Some("t") {
+                continue;
+            }
+            let read = entries.iter().any(|(l, _)| *l == line);
+            let warned = warnings
+                .iter()
+                .any(|w| w.contains(&format!("fuzz.txt:{line}:")));
+            assert!(
+                read != warned,
+                "case {case}, line {line} {text:?}: read {read}, warned {warned}"
+            );
+        }
+    }
 }

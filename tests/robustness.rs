@@ -160,3 +160,267 @@ fn an_execution_with_a_hundred_thousand_visible_operations_completes() {
     // The two threads touch nothing in common: one trace.
     assert_eq!(report.executions(), 1);
 }
+
+/// Recursion `depth` deep with a 512-byte frame that the optimiser keeps.
+fn recurse(depth: u64, limit: u64) -> u64 {
+    let frame = std::hint::black_box([depth as u8; 512]);
+    if depth >= limit {
+        return u64::from(frame[0]);
+    }
+    recurse(depth + 1, limit) + u64::from(std::hint::black_box(frame)[1])
+}
+
+#[test]
+fn a_model_thread_overflowing_its_stack_names_the_knob_to_turn() {
+    if in_child() {
+        Builder::new().stack_size(64 * 1024).explore(|| {
+            let t = thread::spawn(|| {
+                recurse(0, u64::MAX);
+            });
+            t.join().unwrap();
+        });
+        return;
+    }
+    let (status, stderr) = run_child("a_model_thread_overflowing_its_stack_names_the_knob_to_turn");
+    assert!(!status.success(), "{stderr}");
+    assert!(
+        stderr.contains("kase: model thread 1 overflowed its stack of 65536 bytes"),
+        "{stderr}"
+    );
+    for knob in [
+        "Builder::stack_size",
+        "KASE_STACK_SIZE",
+        "#[kase::test(stack_size = ",
+    ] {
+        assert!(stderr.contains(knob), "{knob}: {stderr}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(6), "ends with SIGABRT: {status:?}");
+    }
+}
+
+#[test]
+fn an_overflow_of_the_main_model_thread_is_explained_too() {
+    if in_child() {
+        Builder::new().stack_size(64 * 1024).explore(|| {
+            recurse(0, u64::MAX);
+        });
+        return;
+    }
+    let (status, stderr) = run_child("an_overflow_of_the_main_model_thread_is_explained_too");
+    assert!(!status.success(), "{stderr}");
+    assert!(
+        stderr.contains("kase: model thread main overflowed its stack of 65536 bytes"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_os_thread_overflowing_after_a_model_ran_still_gets_std_s_message() {
+    if in_child() {
+        // Installs kase's handler, which must pass other faults on.
+        Builder::new().explore(|| {});
+        std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(|| recurse(0, u64::MAX))
+            .unwrap()
+            .join()
+            .unwrap();
+        return;
+    }
+    let (status, stderr) =
+        run_child("an_os_thread_overflowing_after_a_model_ran_still_gets_std_s_message");
+    assert!(!status.success(), "{stderr}");
+    assert!(stderr.contains("has overflowed its stack"), "{stderr}");
+    assert!(!stderr.contains("kase: model thread"), "{stderr}");
+}
+
+#[test]
+fn stack_size_gives_model_threads_the_stack_they_need() {
+    // About 1 MiB of frames: more than a 256 KiB stack, less than 4 MiB.
+    let report = Builder::new().stack_size(4 << 20).explore(|| {
+        let t = thread::spawn(|| recurse(0, 2_000));
+        assert!(recurse(0, 2_000) > 0);
+        t.join().unwrap();
+    });
+    assert!(report.failure().is_none(), "{report}");
+}
+
+/// Two threads with two dependent operations each after a spawn.
+fn two_by_two() {
+    let x = Arc::new(kase::sync::atomic::AtomicUsize::new(0));
+    let y = x.clone();
+    let t = thread::spawn(move || {
+        y.store(1, SeqCst);
+        y.store(2, SeqCst);
+    });
+    x.load(SeqCst);
+    x.load(SeqCst);
+    t.join().unwrap();
+}
+
+#[test]
+fn a_panic_inside_kase_is_reported_as_a_kase_bug_with_the_schedule_so_far() {
+    // The hook panics in kase's scheduler at step 4 of the first execution:
+    // after three real choices (spawning is not a scheduling point, so
+    // each step so far was a choice between the two threads).
+    let report = Builder::new().__internal_error_at(1, 4).explore(two_by_two);
+    let failure = report.failure().expect("reported, not unwound");
+    assert_eq!(failure.kind(), kase::FailureKind::Internal);
+    assert!(!report.complete());
+    assert_eq!(report.executions(), 1);
+    assert_eq!(failure.schedule().len(), 3, "{failure}");
+    let text = failure.to_string();
+    for expected in [
+        "kase internal error (a bug in kase)",
+        "not in the code under test",
+        "Please report it",
+        "`Builder::__internal_error_at` fired at step 4",
+        "kase-rt/src/explore/mod.rs",
+        "execution 1 of this exploration",
+        &format!("KASE_REPLAY='{}'", failure.schedule()),
+    ] {
+        assert!(text.contains(expected), "{expected:?} in:\n{text}");
+    }
+
+    // The schedule is a real one: replaying it reaches the same point.
+    let replayed = Builder::new()
+        .replay(&failure.schedule().to_string())
+        .__internal_error_at(1, 4)
+        .explore(two_by_two);
+    let again = replayed.failure().expect("the same internal error");
+    assert_eq!(again.kind(), kase::FailureKind::Internal);
+    assert_eq!(again.schedule(), failure.schedule());
+    // Without the hook it is an ordinary execution.
+    let plain = Builder::new()
+        .replay(&failure.schedule().to_string())
+        .explore(two_by_two);
+    assert!(plain.failure().is_none(), "{plain}");
+
+    // The thread can explore again afterwards, and all of it.
+    let report = Builder::new().explore(two_by_two);
+    assert!(report.complete() && report.failure().is_none(), "{report}");
+    assert_eq!(report.executions(), 6);
+}
+
+/// Spawn orders that differ between executions: main spawns `a` and `b`,
+/// `a` spawns `c`, so `b` and `c` are spawned in either order.
+fn nested_spawns() {
+    let x = Arc::new(kase::sync::atomic::AtomicUsize::new(0));
+    let (xa, xb) = (x.clone(), x.clone());
+    let a = thread::spawn(move || {
+        xa.fetch_add(1, SeqCst);
+        let xc = xa.clone();
+        let c = thread::spawn(move || xc.fetch_add(10, SeqCst));
+        xa.load(SeqCst);
+        c.join().unwrap();
+    });
+    x.load(SeqCst);
+    let b = thread::spawn(move || xb.fetch_add(100, SeqCst));
+    x.load(SeqCst);
+    a.join().unwrap();
+    b.join().unwrap();
+}
+
+#[test]
+fn an_internal_error_in_a_later_execution_carries_a_schedule_that_replays_it() {
+    let all = Builder::new().explore(nested_spawns);
+    assert!(all.complete() && all.executions() > 8, "{all}");
+    // In some executions `b` and `c` are spawned in the other order than in
+    // the first, so the explorer's thread numbers differ from a fresh run's.
+    for execution in 1..=all.executions() {
+        let report = Builder::new()
+            .__internal_error_at(execution, 8)
+            .explore(nested_spawns);
+        let failure = report.failure().expect("reported");
+        assert_eq!(failure.kind(), kase::FailureKind::Internal);
+        assert_eq!(report.executions(), execution);
+        assert!(
+            failure
+                .to_string()
+                .contains(&format!("execution {execution} of this exploration")),
+            "{failure}"
+        );
+        // Threads are numbered as a fresh replay numbers them, so the
+        // schedule leads a replay to the same choices.
+        let replayed = Builder::new()
+            .replay(&failure.schedule().to_string())
+            .__internal_error_at(1, 8)
+            .explore(nested_spawns);
+        let again = replayed.failure().expect("the same point");
+        assert_eq!(again.kind(), kase::FailureKind::Internal, "{again}");
+        assert_eq!(
+            again.schedule(),
+            failure.schedule(),
+            "execution {execution}"
+        );
+    }
+}
+
+#[test]
+fn check_panics_with_the_internal_error_report() {
+    let payload = std::panic::catch_unwind(|| {
+        Builder::new().__internal_error_at(1, 2).check(two_by_two);
+    })
+    .expect_err("check fails");
+    let message = payload
+        .downcast_ref::<String>()
+        .expect("a report, not kase's own payload");
+    assert!(
+        message.starts_with("kase internal error (a bug in kase)"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_internal_error_raised_inside_a_model_thread_is_not_the_model_s_failure() {
+    // What a failed invariant in a shim (running on a model thread) raises.
+    let report = Builder::new().explore(|| {
+        let t = thread::spawn(|| panic!("kase internal error: a shim's invariant"));
+        let _ = t.join();
+    });
+    let failure = report.failure().expect("reported");
+    assert_eq!(failure.kind(), kase::FailureKind::Internal);
+    let text = failure.to_string();
+    assert!(
+        text.contains("kase failed while running thread 1"),
+        "{text}"
+    );
+    assert!(text.contains("a bug in kase"), "{text}");
+    assert!(failure.panic_payload().is_none());
+}
+
+/// One execution of ten million visible operations (far longer than the
+/// budgets below), on an atomic only this thread touches.
+fn ten_million_steps() {
+    let x = kase::sync::atomic::AtomicUsize::new(0);
+    for _ in 0..10_000_000 {
+        x.fetch_add(1, SeqCst);
+    }
+}
+
+#[test]
+fn max_duration_stops_a_single_long_execution_within_a_second() {
+    let budget = std::time::Duration::from_millis(300);
+    let start = std::time::Instant::now();
+    let report = Builder::new()
+        .max_steps(100_000_000)
+        .max_duration(budget)
+        .explore(ten_million_steps);
+    let took = start.elapsed();
+    assert!(
+        took < budget + std::time::Duration::from_secs(1),
+        "took {took:?} for a budget of {budget:?}"
+    );
+    assert!(report.failure().is_none(), "{report}");
+    assert!(!report.complete());
+    assert_eq!(report.executions(), 0, "the cut execution does not count");
+    assert!(
+        report.warnings().iter().any(|w| w.contains("max_duration")),
+        "{:?}",
+        report.warnings()
+    );
+    assert!(report.to_string().contains("INCOMPLETE"), "{report}");
+}

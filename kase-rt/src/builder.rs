@@ -83,6 +83,7 @@ impl Builder {
             watchdog: Some(DEFAULT_WATCHDOG),
             backtraces: false,
             peeking: DEFAULT_PEEKING,
+            internal_error_at: None,
         };
         if let Some(n) = env(
             "KASE_MAX_EXECUTIONS",
@@ -226,8 +227,9 @@ impl Builder {
         self
     }
 
-    /// Stop starting new executions after `duration`; the report is then
-    /// incomplete.
+    /// Stop after `duration`: no new execution starts, and one still running
+    /// then is abandoned (the clock is read every 64 steps, so even one long
+    /// execution stops within moments); the report is then incomplete.
     pub fn max_duration(mut self, duration: Duration) -> Self {
         self.config.max_duration = Some(duration);
         self
@@ -249,7 +251,11 @@ impl Builder {
         self
     }
 
-    /// Stack size of each model thread in bytes (default 2 MiB, as std).
+    /// Stack size of each model thread in bytes (default
+    /// [`DEFAULT_STACK_SIZE`], 2 MiB as std; `KASE_STACK_SIZE`). Model
+    /// threads run on stacks kase allocates, not on the test's: on Linux a
+    /// model thread that overflows its stack makes kase print which one, the
+    /// size, and this knob, then abort (elsewhere it is a plain crash).
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.config.stack_size = bytes;
         self
@@ -356,6 +362,18 @@ impl Builder {
     /// exploration has run for 5 seconds; or `KASE_PROGRESS=1` / `0`).
     pub fn progress(mut self, on: bool) -> Self {
         self.config.progress = Some(on);
+        self
+    }
+
+    /// Test hook, not part of the API: kase's own scheduler panics with an
+    /// internal error at step `step` of the `execution`-th execution it
+    /// runs (both 1-based), as if one of its invariants had failed — to
+    /// check that such a bug is reported as
+    /// [`FailureKind::Internal`](crate::FailureKind::Internal) with the
+    /// schedule so far.
+    #[doc(hidden)]
+    pub fn __internal_error_at(mut self, execution: u64, step: u64) -> Self {
+        self.config.internal_error_at = Some((execution, step));
         self
     }
 

@@ -91,3 +91,21 @@ pub mod thread {
 pub mod hint {
     pub use crate::shim::hint::*;
 }
+
+/// Entry points for the fuzz targets in the repository's `fuzz/` directory
+/// and for tests; not part of the API (no stability promise).
+#[doc(hidden)]
+pub mod __fuzz {
+    use crate::report::persist;
+    use crate::Schedule;
+
+    /// Reads the contents of a regression file as kase does before
+    /// exploring the test `name`: the line number and schedule of each of
+    /// the test's entries, in file order, and the warnings for the lines it
+    /// skipped.
+    pub fn regression_file(bytes: &[u8], name: &str) -> (Vec<(usize, Schedule)>, Vec<String>) {
+        let (entries, warnings) = persist::parse(bytes, "fuzz.txt", name);
+        let entries = entries.into_iter().map(|e| (e.line, e.schedule)).collect();
+        (entries, warnings)
+    }
+}

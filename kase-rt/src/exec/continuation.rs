@@ -5,8 +5,10 @@
 //! OS-thread backend (handing off through `parking_lot`) can sit beside the
 //! coroutine backend below without touching the rest of `exec`.
 
-use corosensei::stack::DefaultStack;
+use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+use super::overflow::Registration;
 
 /// What a [`Continuation::resume`] came back with.
 #[derive(Debug, PartialEq, Eq)]
@@ -53,9 +55,13 @@ pub(crate) type Body<'a> = Box<dyn FnOnce(&dyn Suspend) + 'a>;
 
 /// Coroutine stacks, kept across executions so that an execution does not pay
 /// for `mmap`/`munmap` per thread.
+/// Each stack's guard page is registered, so that an overflow is explained
+/// (see `overflow.rs`).
 pub(crate) struct StackPool {
     stack_size: usize,
-    free: Vec<DefaultStack>,
+    /// A stack's registration drops first (tuple order): it must not
+    /// outlive the mapping it names.
+    free: Vec<(Registration, DefaultStack)>,
 }
 
 impl StackPool {
@@ -67,25 +73,32 @@ impl StackPool {
         }
     }
 
-    fn take(&mut self) -> DefaultStack {
+    fn take(&mut self) -> (Registration, DefaultStack) {
         self.free.pop().unwrap_or_else(|| {
-            DefaultStack::new(self.stack_size).unwrap_or_else(|e| {
+            let stack = DefaultStack::new(self.stack_size).unwrap_or_else(|e| {
                 panic!(
-                    "kase: could not allocate a {} byte stack for a model thread: {e}",
+                    "kase: could not allocate a {} byte stack for a model thread: {e} (lower it with \
+                     Builder::stack_size or KASE_STACK_SIZE)",
                     self.stack_size
                 )
-            })
+            });
+            let registration = Registration::new(stack.limit().get(), self.stack_size);
+            (registration, stack)
         })
     }
 }
 
 /// The `corosensei` backend: a stackful coroutine per model thread.
 pub(crate) struct CoroutineThread {
+    /// The guard page of its stack, naming this thread. Declared first, so
+    /// dropped before the stack is unmapped.
+    registration: Registration,
     coroutine: Coroutine<(), (), (), DefaultStack>,
 }
 
 impl CoroutineThread {
-    /// Creates a coroutine that will run `body` when first resumed.
+    /// Creates a coroutine that will run `body` when first resumed, as
+    /// model thread `thread` (named if its stack overflows).
     ///
     /// # Safety
     ///
@@ -95,14 +108,19 @@ impl CoroutineThread {
     /// borrowed data is not touched after that.
     pub(crate) unsafe fn boxed<'a>(
         pool: &mut StackPool,
+        thread: u32,
         body: Body<'a>,
     ) -> Box<dyn Continuation + 'a> {
-        let stack = pool.take();
+        let (registration, stack) = pool.take();
+        registration.set_thread(thread);
         let func = move |yielder: &Yielder<(), ()>, ()| body(yielder);
         // SAFETY: the lifetime obligation is passed on to our caller (see the
         // function's safety section); `()` inputs and outputs are 'static.
         let coroutine = unsafe { Coroutine::with_stack_unchecked(stack, func) };
-        Box::new(CoroutineThread { coroutine })
+        Box::new(CoroutineThread {
+            coroutine,
+            registration,
+        })
     }
 }
 
@@ -129,7 +147,11 @@ impl Continuation for CoroutineThread {
     }
 
     fn recycle(self: Box<Self>, pool: &mut StackPool) {
-        pool.free.push(self.coroutine.into_stack());
+        let CoroutineThread {
+            coroutine,
+            registration,
+        } = *self;
+        pool.free.push((registration, coroutine.into_stack()));
     }
 }
 
@@ -147,6 +169,7 @@ mod tests {
             let mut a = unsafe {
                 CoroutineThread::boxed(
                     &mut pool,
+                    0,
                     Box::new(|s: &dyn Suspend| {
                         log.borrow_mut().push("a1");
                         s.suspend();
@@ -158,6 +181,7 @@ mod tests {
             let mut b = unsafe {
                 CoroutineThread::boxed(
                     &mut pool,
+                    1,
                     Box::new(|_: &dyn Suspend| log.borrow_mut().push("b")),
                 )
             };
@@ -185,6 +209,7 @@ mod tests {
         let mut c = unsafe {
             CoroutineThread::boxed(
                 &mut pool,
+                0,
                 Box::new(|s: &dyn Suspend| {
                     let _guard = Loud(&dropped);
                     s.suspend();

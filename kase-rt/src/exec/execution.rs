@@ -989,7 +989,7 @@ impl<'a> Continuations<'a, '_> {
             self.threads.resize_with(t.index() + 1, || None);
         }
         // SAFETY: passed on to our caller.
-        self.threads[t.index()] = Some(unsafe { CoroutineThread::boxed(self.pool, body) });
+        self.threads[t.index()] = Some(unsafe { CoroutineThread::boxed(self.pool, t.0, body) });
     }
 
     /// Runs `t` until it suspends or finishes.

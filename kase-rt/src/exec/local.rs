@@ -92,7 +92,7 @@ impl Locals {
             .rposition(|(_, s)| matches!(s, Slot::Alive(_)))?;
         match std::mem::replace(&mut self.slots[i].1, Slot::Destroyed) {
             Slot::Alive(value) => Some(value),
-            _ => unreachable!("position of a live slot"),
+            _ => panic!("kase internal error: position of a live slot"),
         }
     }
 }

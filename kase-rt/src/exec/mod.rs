@@ -12,6 +12,7 @@ pub mod gate;
 pub mod hb;
 pub(crate) mod local;
 pub mod object;
+pub(crate) mod overflow;
 pub mod panic;
 pub(crate) mod peek;
 pub(crate) mod spin;

@@ -14,9 +14,37 @@ pub struct PanicInfo {
     pub location: Option<String>,
 }
 
+/// How every panic message that reports a bug in kase itself (an internal
+/// invariant that failed) starts. Such a panic is reported as
+/// [`FailureKind::Internal`](crate::FailureKind::Internal), never as a
+/// failure of the model.
+pub(crate) const INTERNAL: &str = "kase internal error";
+
+/// Whether a panic message is one of kase's internal errors.
+pub(crate) fn is_internal(message: &str) -> bool {
+    message.starts_with(INTERNAL)
+}
+
 thread_local! {
     static LAST_PANIC: RefCell<Option<PanicInfo>> = const { RefCell::new(None) };
     static IN_COROUTINE: Cell<bool> = const { Cell::new(false) };
+    /// An exploration runs on this OS thread: kase's own panics are
+    /// recorded (and still printed) so that the report can say where.
+    static IN_SESSION: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` (an exploration) with the location of kase's own panics
+/// recorded for [`take_last`], as well as printed by the previous hook.
+pub(crate) fn in_session<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            IN_SESSION.with(|c| c.set(self.0));
+        }
+    }
+    install_hook();
+    let _reset = Reset(IN_SESSION.with(|c| c.replace(true)));
+    f()
 }
 
 /// Runs `f` (which resumes a model thread) with panics in it captured rather
@@ -41,7 +69,8 @@ pub(crate) fn install_hook() {
     INSTALL.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if IN_COROUTINE.with(Cell::get) {
+            let in_coroutine = IN_COROUTINE.with(Cell::get);
+            if in_coroutine || IN_SESSION.with(Cell::get) {
                 let captured = PanicInfo {
                     message: payload_message(info.payload()),
                     location: info
@@ -49,7 +78,8 @@ pub(crate) fn install_hook() {
                         .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column())),
                 };
                 LAST_PANIC.with(|p| *p.borrow_mut() = Some(captured));
-            } else {
+            }
+            if !in_coroutine {
                 previous(info);
             }
         }));

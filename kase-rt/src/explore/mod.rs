@@ -12,16 +12,20 @@ mod trace;
 
 pub use por::Alternatives;
 
-use std::collections::HashSet;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::exec::continuation::StackPool;
 use crate::exec::object::LiveStamps;
+use crate::exec::panic::INTERNAL;
 use crate::exec::thread::ThreadInterner;
 use crate::exec::watchdog::{Watch, Watchdog};
-use crate::exec::{self, Limits, Outcome, Scheduler};
+use crate::exec::{
+    self, ChoicePoint, Execution, Limits, OpKind, Outcome, Scheduler, Stop, ThreadIdx,
+};
 use crate::report::persist::{Persist, TestId};
 use crate::report::progress::{Counts, Progress};
 use crate::report::{Failure, FailureKind, Names, Renumbering, Report, Schedule};
@@ -70,6 +74,9 @@ pub(crate) struct Config {
     pub backtraces: bool,
     /// Critical-section peeking (`Builder::peeking`, `KASE_PEEKING`).
     pub peeking: bool,
+    /// Test hook: kase's own code panics with an internal error at this
+    /// step of this execution (both 1-based).
+    pub internal_error_at: Option<(u64, u64)>,
 }
 
 /// A scheduler that also decides, after each execution, whether (and how)
@@ -99,10 +106,115 @@ impl Drop for Session {
     }
 }
 
+/// What an internal-error report needs from the execution kase was running
+/// when its own code panicked: kept outside the [`Runner`], so that it
+/// survives the unwinding.
+#[derive(Default)]
+pub(crate) struct Trail {
+    /// Executions started.
+    executions: Cell<u64>,
+    /// The current execution runs with critical-section peeking.
+    peeking: Cell<bool>,
+    /// The choices of the current (or last) execution so far, numbered as
+    /// a fresh replay numbers threads.
+    choices: RefCell<Vec<ThreadIdx>>,
+    /// The explorer's thread numbers → a fresh replay's, from the spawns
+    /// seen so far in the current execution.
+    renumbering: RefCell<HashMap<ThreadIdx, ThreadIdx>>,
+    /// Events of the current execution already scanned for spawns.
+    scanned: Cell<usize>,
+}
+
+impl Trail {
+    /// Executions started so far.
+    pub(crate) fn executions(&self) -> u64 {
+        self.executions.get()
+    }
+
+    fn start(&self, peeking: bool) {
+        self.executions.set(self.executions.get() + 1);
+        self.peeking.set(peeking);
+        self.choices.borrow_mut().clear();
+        self.renumbering.borrow_mut().clear();
+        self.scanned.set(0);
+    }
+
+    /// Records that `chosen` was picked at a real choice point of
+    /// `execution` (as `exec::run` records it in the outcome's schedule).
+    fn record(&self, execution: &Execution, chosen: ThreadIdx) {
+        let events = execution.events();
+        let mut renumbering = self.renumbering.borrow_mut();
+        for e in &events[self.scanned.get().min(events.len())..] {
+            if e.action.kind == OpKind::Spawn {
+                if let Some(child) = e.value {
+                    let fresh = ThreadIdx(renumbering.len() as u32 + 1);
+                    renumbering.insert(ThreadIdx(child as u32), fresh);
+                }
+            }
+        }
+        self.scanned.set(events.len());
+        let shown = renumbering.get(&chosen).copied().unwrap_or(chosen);
+        self.choices.borrow_mut().push(shown);
+    }
+
+    /// The report of kase's own panic with `payload`, raised during the
+    /// current (or last) execution.
+    pub(crate) fn internal_failure(&self, payload: &(dyn std::any::Any + Send)) -> Failure {
+        let info = exec::panic::take_last(payload);
+        Failure::internal(
+            info.message,
+            info.location,
+            Schedule::from_threads(&self.choices.borrow(), self.peeking.get()),
+            self.executions.get(),
+        )
+    }
+}
+
+/// The scheduler an execution actually runs with: the explorer's, plus
+/// what every execution needs whoever chooses — recording the choices for
+/// an internal-error report, and stopping at the exploration's deadline.
+struct Guarded<'a> {
+    inner: &'a mut dyn Scheduler,
+    trail: &'a Trail,
+    deadline: Option<Instant>,
+    internal_error_at: Option<u64>,
+    steps: u64,
+    out_of_time: bool,
+}
+
+/// How many steps go by between two looks at the clock.
+const CLOCK_EVERY: u64 = 64;
+
+impl Scheduler for Guarded<'_> {
+    fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
+        self.steps += 1;
+        if self.steps % CLOCK_EVERY == 0 && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            // Not a redundant execution: `explore` sees `out_of_time` and
+            // drops it, unfinished and uncounted.
+            self.out_of_time = true;
+            return Err(Stop::Redundant);
+        }
+        if self.internal_error_at == Some(self.steps) {
+            panic!(
+                "{INTERNAL}: the test hook `Builder::__internal_error_at` fired at step {}",
+                self.steps
+            );
+        }
+        let chosen = self.inner.choose(point)?;
+        if point.enabled.len() > 1 {
+            self.trail.record(point.execution, chosen);
+        }
+        Ok(chosen)
+    }
+}
+
 /// Runs executions of one model one after another: the exploration, the
 /// replays of saved schedules, and the search for a simpler failure share it.
 pub(crate) struct Runner<'m> {
     model: &'m (dyn Fn() + Sync),
+    trail: &'m Trail,
+    /// The internal-error test hook: (execution, step).
+    internal_error_at: Option<(u64, u64)>,
     session: Session,
     pool: StackPool,
     /// Thread numbering of the current exploration; taken by each execution
@@ -115,7 +227,7 @@ pub(crate) struct Runner<'m> {
 }
 
 impl<'m> Runner<'m> {
-    pub(crate) fn new(config: &Config, model: &'m (dyn Fn() + Sync)) -> Self {
+    pub(crate) fn new(config: &Config, model: &'m (dyn Fn() + Sync), trail: &'m Trail) -> Self {
         assert!(
             !exec::in_model(),
             "kase: a model cannot be explored from inside another model (nested `explore`/`check`/`model`)"
@@ -127,6 +239,8 @@ impl<'m> Runner<'m> {
             .map(|(limit, watch)| Watchdog::start(watch, limit));
         Runner {
             model,
+            trail,
+            internal_error_at: config.internal_error_at,
             _watchdog: watchdog,
             session: Session(LiveStamps::open_session()),
             pool: StackPool::new(config.stack_size),
@@ -144,20 +258,49 @@ impl<'m> Runner<'m> {
 
     /// Runs one execution, asking `scheduler` at every choice point.
     pub(crate) fn execute(&mut self, scheduler: &mut dyn Scheduler) -> Outcome {
+        self.execute_until(scheduler, None)
+            .expect("no deadline, so never cut short")
+    }
+
+    /// Runs one execution, asking `scheduler` at every choice point; `None`
+    /// if it was still running at `deadline` (it is then abandoned: its
+    /// threads are unwound and it counts for nothing).
+    pub(crate) fn execute_until(
+        &mut self,
+        scheduler: &mut dyn Scheduler,
+        deadline: Option<Instant>,
+    ) -> Option<Outcome> {
         self.runs += 1;
+        self.trail.start(self.limits.peeking);
         if let Some(watch) = &self.limits.watch {
             watch.bump();
         }
         let stamp = LiveStamps::stamp(self.session.0, self.runs);
         let interner = std::mem::replace(&mut self.interner, ThreadInterner::new());
-        exec::run(
+        let mut guarded = Guarded {
+            inner: scheduler,
+            trail: self.trail,
+            deadline,
+            internal_error_at: self
+                .internal_error_at
+                .filter(|&(execution, _)| execution == self.runs)
+                .map(|(_, step)| step),
+            steps: 0,
+            out_of_time: false,
+        };
+        let outcome = exec::run(
             self.model,
-            scheduler,
+            &mut guarded,
             &mut self.pool,
             interner,
             stamp,
             &self.limits,
-        )
+        );
+        if guarded.out_of_time {
+            self.reclaim(outcome);
+            return None;
+        }
+        Some(outcome)
     }
 
     /// Turns critical-section peeking on or off for the next executions.
@@ -261,7 +404,16 @@ pub(crate) fn explore(
             report.stopped_by = Some(format!("max_duration = {max:?}"));
             break;
         }
-        let mut outcome = runner.execute(&mut *explorer);
+        let deadline = config.max_duration.map(|max| start + max);
+        let Some(mut outcome) = runner.execute_until(&mut *explorer, deadline) else {
+            // An execution still running at the deadline: cut, not counted.
+            let max = config.max_duration.unwrap_or_default();
+            report.stopped_by = Some(format!(
+                "max_duration = {max:?} (during execution {})",
+                report.executions + 1
+            ));
+            break;
+        };
         report.executions += 1;
         if let Some(reason) = peeking_unsound(&mut outcome) {
             // The reduced exploration may have missed behaviours: the caller

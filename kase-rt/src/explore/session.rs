@@ -8,7 +8,7 @@ use crate::report::persist::{self, Persist, TestId};
 use crate::report::progress::{Counts, Progress};
 use crate::report::{FailureKind, Report, Saved, Schedule};
 
-use super::{exhaustive, explore, minimize, por, Config, Explorer, Runner, Strategy};
+use super::{exhaustive, explore, minimize, por, Config, Explorer, Runner, Strategy, Trail};
 
 fn empty_report() -> Report {
     Report {
@@ -51,10 +51,32 @@ pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
     let start = Instant::now();
     let name = config.test.as_ref().map(TestId::full_name);
     let mut progress = Progress::new(config.progress, name.as_deref());
-    let mut runner = Runner::new(config, model);
-    let mut report = match &config.replay {
-        Some(schedule) => replay(&mut runner, schedule, &mut progress),
-        None => explore_test(config, &mut runner, &mut progress),
+    let trail = Trail::default();
+    // A panic that gets here did not come from the model (model threads
+    // catch their own): it is kase's, and becomes a report saying so. Only
+    // kase's deliberate messages to the user (`kase: …`, e.g. a stack it
+    // could not allocate) go on as they are.
+    let explored = crate::exec::panic::in_session(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut runner = Runner::new(config, model, &trail);
+            match &config.replay {
+                Some(schedule) => replay(&mut runner, schedule, &mut progress),
+                None => explore_test(config, &mut runner, &mut progress),
+            }
+        }))
+    });
+    let mut report = match explored {
+        Ok(report) => report,
+        Err(payload) => {
+            let message = crate::exec::panic::payload_message(&*payload);
+            if message.starts_with("kase: ") {
+                std::panic::resume_unwind(payload);
+            }
+            let mut report = empty_report();
+            report.executions = trail.executions();
+            report.failure = Some(trail.internal_failure(&*payload));
+            report
+        }
     };
     if let (Some(test), Some(failure)) = (&config.test, &mut report.failure) {
         let command = test.replay_command(failure.schedule());
@@ -201,15 +223,22 @@ fn explore_test(config: &Config, runner: &mut Runner<'_>, progress: &mut Progres
         ..explored
     };
 
-    // 3. A simpler interleaving with the same failure.
-    if let Some(first) = report.failure.take() {
+    // 3. A simpler interleaving with the same failure (not for kase's own
+    // errors: its state may be inconsistent).
+    if let Some(first) = report
+        .failure
+        .take_if(|f| f.kind() != FailureKind::Internal)
+    {
         let explored = report.executions - report.replayed;
         report.failure = Some(minimize::simplify(runner, config, first, explored));
     }
 
     // 4. Save it.
     if let (Some((path, test)), Some(failure)) = (&file, &mut report.failure) {
-        if failure.kind() != FailureKind::Nondeterminism {
+        if !matches!(
+            failure.kind(),
+            FailureKind::Nondeterminism | FailureKind::Internal
+        ) {
             match config.persist {
                 Persist::Print => {
                     let line = persist::line(test, failure);

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::exec::panic::is_internal;
 use crate::exec::{Action, Event, Fault, ObjectKind, OpKind, ThreadIdx};
 use crate::report::persist::shown;
 use crate::report::Schedule;
@@ -31,6 +32,11 @@ pub enum FailureKind {
     /// The model closure returned while threads it spawned were still
     /// running.
     Leak,
+    /// kase itself failed: one of its internal invariants did not hold. A
+    /// bug in kase, not in the code under test; the report says so, asks
+    /// for it to be reported, and carries the schedule of the execution
+    /// so far.
+    Internal,
 }
 
 impl fmt::Display for FailureKind {
@@ -42,6 +48,7 @@ impl fmt::Display for FailureKind {
             FailureKind::Nondeterminism => "nondeterminism",
             FailureKind::DataRace => "data race",
             FailureKind::Leak => "leak",
+            FailureKind::Internal => "internal error",
         })
     }
 }
@@ -244,6 +251,14 @@ impl Failure {
             .collect();
         let mut panic_location = None;
         let (kind, headline, details, message, payload) = match fault {
+            Fault::Panic { thread, info, .. } if is_internal(&info.message) => {
+                // kase's own code panicked while it ran for a model thread
+                // (inside a shim): not the model's failure.
+                let at = info.location.as_ref().map(|l| format!(" at {l}")).unwrap_or_default();
+                let headline = format!("kase failed while running {}{at}:", names.thread(thread));
+                let details = internal_details(&info.message);
+                (FailureKind::Internal, headline, details, Some(info.message), None)
+            }
             Fault::Panic { thread, info, payload } => {
                 let at = info.location.as_ref().map(|l| format!(" at {l}")).unwrap_or_default();
                 panic_location = info.location;
@@ -344,6 +359,40 @@ impl Failure {
         }
     }
 
+    /// A panic of kase's own code (an internal invariant failed) during the
+    /// execution whose choices so far are `schedule`, after `executions`
+    /// executions: a report that says it is a bug in kase.
+    pub(crate) fn internal(
+        message: String,
+        location: Option<String>,
+        schedule: Schedule,
+        executions: u64,
+    ) -> Self {
+        let at = location.map(|l| format!(" at {l}")).unwrap_or_default();
+        let mut details = internal_details(&message);
+        details.push(format!(
+            "it happened in execution {} of this exploration, after the choices in the schedule below \
+             (the interleaving was lost with the execution)",
+            executions.max(1)
+        ));
+        Failure {
+            kind: FailureKind::Internal,
+            headline: format!("kase failed while exploring{at}:"),
+            details,
+            steps: Vec::new(),
+            schedule,
+            message: Some(message),
+            panic_location: None,
+            payload: None,
+            preempted: None,
+            first_found: None,
+            notes: Vec::new(),
+            origin: None,
+            saved: None,
+            replay_command: None,
+        }
+    }
+
     /// What went wrong.
     pub fn kind(&self) -> FailureKind {
         self.kind
@@ -355,7 +404,8 @@ impl Failure {
         &self.schedule
     }
 
-    /// The panic message, for [`FailureKind::Panic`].
+    /// The panic message, for [`FailureKind::Panic`] (and kase's own, for
+    /// [`FailureKind::Internal`]).
     pub fn message(&self) -> Option<&str> {
         self.message.as_deref()
     }
@@ -460,6 +510,20 @@ impl Failure {
     }
 }
 
+/// What an internal error's report says besides where it happened.
+fn internal_details(message: &str) -> Vec<String> {
+    vec![
+        message.to_owned(),
+        format!(
+            "This is a bug in kase, not in the code under test. Please report it at {}/issues with \
+             this whole report (the schedule replays the execution up to the failure), the kase \
+             version ({}) and, if you can, the test.",
+            env!("CARGO_PKG_REPOSITORY"),
+            env!("CARGO_PKG_VERSION")
+        ),
+    ]
+}
+
 impl fmt::Debug for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Failure")
@@ -472,7 +536,11 @@ impl fmt::Debug for Failure {
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "kase found a {}: {}", self.kind, self.headline)?;
+        if self.kind == FailureKind::Internal {
+            writeln!(f, "kase internal error (a bug in kase): {}", self.headline)?;
+        } else {
+            writeln!(f, "kase found a {}: {}", self.kind, self.headline)?;
+        }
         for line in &self.details {
             for part in line.lines() {
                 writeln!(f, "    {part}")?;
@@ -490,6 +558,14 @@ impl fmt::Display for Failure {
             )?;
         }
         writeln!(f)?;
+        if self.steps.is_empty() && self.kind == FailureKind::Internal {
+            return write!(
+                f,
+                "Choices made until then: {}\nReplay them with KASE_REPLAY='{}' (it should reach the same \
+                 internal error).",
+                self.schedule, self.schedule
+            );
+        }
         write!(
             f,
             "Interleaving ({}",

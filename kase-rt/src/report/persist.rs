@@ -135,51 +135,77 @@ pub(crate) struct Entry {
 /// The test's entries in `path`, in file order, and a warning for each line
 /// naming the test that cannot be read. A missing file has no entries.
 pub(crate) fn load(path: &Path, test: &TestId) -> io::Result<(Vec<Entry>, Vec<String>)> {
-    let text = match fs::read_to_string(path) {
-        Ok(text) => text,
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
         Err(e) => return Err(e),
     };
+    Ok(parse(&bytes, &shown(path), &test.name))
+}
+
+/// The entries of the test `name` in the contents of a regression file
+/// (`file` is how warnings name it), in file order, and a warning for each
+/// line naming the test (or starting with `kase`) that cannot be read.
+/// Never panics, whatever the bytes: a line that is not valid UTF-8 is read
+/// as far as its test name (invalid bytes replaced) and skipped with a
+/// warning if it names the test.
+pub(crate) fn parse(bytes: &[u8], file: &str, name: &str) -> (Vec<Entry>, Vec<String>) {
     let mut entries = Vec::new();
     let mut warnings = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        let (content, comment) = match raw.split_once('#') {
+    // Lines end at `\n` (a `\r` before it is dropped), as `str::lines`.
+    let mut rest = bytes;
+    let mut line = 0;
+    while !rest.is_empty() {
+        let (raw, next) = match rest.iter().position(|&b| b == b'\n') {
+            Some(end) => (&rest[..end], &rest[end + 1..]),
+            None => (rest, &[][..]),
+        };
+        rest = next;
+        line += 1;
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let skip = |why: String| {
+            format!(
+                "kase: warning: {file}:{line}: {why}; the line is skipped (kase never rewrites this \
+                 file: fix or delete the line by hand)"
+            )
+        };
+        let text = String::from_utf8_lossy(raw);
+        let (content, comment) = match text.split_once('#') {
             Some((content, comment)) => (content.trim(), comment.trim()),
-            None => (raw.trim(), ""),
+            None => (text.trim(), ""),
         };
         if content.is_empty() {
             continue;
         }
         let mut tokens = content.split_whitespace();
-        let name = tokens.next().unwrap_or_default();
-        let rest: Vec<&str> = tokens.collect();
-        let skip = |why: String| {
-            format!(
-                "kase: warning: {}:{line}: {why}; the line is skipped (kase never rewrites this \
-                 file: fix or delete the line by hand)",
-                shown(path)
-            )
-        };
-        if rest.is_empty() {
-            if name.starts_with("kase") || name == test.name {
+        let first = tokens.next().unwrap_or_default();
+        let others: Vec<&str> = tokens.collect();
+        let ours = first == name;
+        if std::str::from_utf8(raw).is_err() {
+            if ours || first.starts_with("kase") {
+                warnings.push(skip("the line is not valid UTF-8".to_owned()));
+            }
+            continue;
+        }
+        if others.is_empty() {
+            if ours || first.starts_with("kase") {
                 warnings.push(skip(format!(
                     "expected `<test name> <schedule>  # comment`, found {content:?}"
                 )));
             }
             continue;
         }
-        if name != test.name {
+        if !ours {
             continue;
         }
-        if rest.len() > 1 {
+        if others.len() > 1 {
             warnings.push(skip(format!(
                 "expected one schedule after the test name, found {:?}",
-                rest.join(" ")
+                others.join(" ")
             )));
             continue;
         }
-        match rest[0].parse::<Schedule>() {
+        match others[0].parse::<Schedule>() {
             Ok(schedule) => entries.push(Entry {
                 line,
                 schedule,
@@ -192,7 +218,7 @@ pub(crate) fn load(path: &Path, test: &TestId) -> io::Result<(Vec<Entry>, Vec<St
             }
         }
     }
-    Ok((entries, warnings))
+    (entries, warnings)
 }
 
 /// The line a failure adds to the file.

@@ -140,7 +140,10 @@ impl<T> Shared<T> {
             }
             if !state.receiver_alive {
                 // Not taken, so it is the one message queued.
-                let t = state.queue.pop_front().expect("the message handed over");
+                let t = state
+                    .queue
+                    .pop_front()
+                    .expect("kase internal error: the message handed over");
                 return Err(SendError(t));
             }
             state = self.sender_wait(state);

@@ -207,7 +207,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     {
         match &self.inner {
             ScopeInner::Std(_) => {
-                let std_scope = self.std_scope().expect("a std scope");
+                let std_scope = self.std_scope().expect("kase internal error: a std scope");
                 let mut builder = std::thread::Builder::new();
                 if let Some(name) = name {
                     builder = builder.name(name);

@@ -214,7 +214,7 @@ impl<T: 'static> LocalKey<T> {
         match local::with_current(|l| l.lookup(key)) {
             Lookup::Absent => {
                 self.model_value(Some(value))
-                    .expect("an absent value is not destroyed");
+                    .expect("kase internal error: an absent value is not destroyed");
             }
             _ => match self.model_value(None) {
                 // SAFETY: as in `try_with`.

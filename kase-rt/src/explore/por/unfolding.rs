@@ -118,13 +118,25 @@ impl Unfolding {
             }
         }
         let live = |id: &EventId| self.events[*id as usize].is_some();
-        for list in self
-            .by_thread
-            .values_mut()
-            .chain(self.by_name.values_mut().flat_map(|m| m.values_mut()))
-        {
+        // Lists left empty go with their keys (a missing key reads as an
+        // empty list): names and predecessors of pruned events would
+        // otherwise pile up, one or more per execution, and every pruning
+        // would walk them all.
+        self.by_thread.retain(|_, list| {
             list.retain(live);
-        }
+            !list.is_empty()
+        });
+        self.by_name.retain(|_, lists| {
+            lists.retain(|_, list| {
+                list.retain(live);
+                !list.is_empty()
+            });
+            !lists.is_empty()
+        });
+        // A name without events keeps no kind: the current execution binds
+        // its objects (and sets their kinds) again before it uses them.
+        let by_name = &self.by_name;
+        self.kinds.retain(|name, _| by_name.contains_key(name));
     }
 
     /// Records that names `a` and `b` denote one object.
