@@ -32,6 +32,31 @@
 //! assert_eq!(failure.kind(), kase_rt::FailureKind::Panic);
 //! assert!(failure.message().unwrap().contains("lost update"));
 //! ```
+//!
+//! ## Feature `tracing`
+//!
+//! Off by default. With it, every exploration also emits [`tracing`] events
+//! under target `kase`, carrying the data of the progress lines and of the
+//! summary line, and one event per failure found, for programs and test
+//! harnesses that subscribe:
+//!
+//! | event name | level | when | fields |
+//! |---|---|---|---|
+//! | `progress` | `DEBUG` | every 3 s of an exploration, the first after 1 s (whatever `KASE_PROGRESS` says: it governs stderr only) | `test`, `executions`, `per_second`, `sleep_set_blocked`, `depth`, `max_depth`, `elapsed_secs` |
+//! | `summary` | `INFO` | once at the end of every exploration | `test`, `executions`, `per_second`, `sleep_set_blocked`, `max_depth`, `elapsed_secs`, `complete`, `outcome` (`complete`, `incomplete` or `failure`), `stopped_by`, `failure` (its kind), `replayed` |
+//! | `failure` | `WARN` | once per failure an exploration reports, after it was simplified and saved | `test`, `kind`, `schedule`, `panic_message`, `steps`, `preemptions`, `regression_file`, `saved_to`, `replay_command`, `report` (the whole human report) |
+//!
+//! The message of a `progress` or `summary` event is the text of the
+//! corresponding stderr line without its `kase [test]:` label (that is the
+//! `test` field: the full name given by `#[kase::test]` or
+//! [`Builder::name`]); a `failure` event's is `found a <kind>: <headline>`,
+//! the line a regression file keeps. Fields without a value (no name,
+//! no budget hit, no panic message, ...) are absent. The events are emitted
+//! on the thread that called `explore`/`check`, so a subscriber installed
+//! for that thread alone sees its exploration's events. Without the feature
+//! no `tracing` is compiled.
+//!
+//! [`tracing`]: https://docs.rs/tracing
 
 mod builder;
 mod exec;
