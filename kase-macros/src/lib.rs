@@ -18,7 +18,10 @@ use rewrite::Rewriter;
 /// kase's report (interleaving, source locations, replayable schedule) if
 /// one of them panics, deadlocks, livelocks or is nondeterministic.
 ///
-/// ```ignore
+/// ```
+/// # // `#[test]` functions are compiled only by `cargo test`, so as a
+/// # // doctest this checks that the attribute accepts the function and
+/// # // expands without errors; tests/attribute_rewrite.rs runs such tests.
 /// use std::sync::{Arc, Mutex};
 /// use std::thread;
 ///
@@ -142,7 +145,7 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
 /// outside a `#[kase::test]` body, in the same crate; it runs nothing under
 /// the model by itself. Typically `#[cfg_attr(test, kase::instrument)]`.
 ///
-/// ```ignore
+/// ```
 /// #[kase::instrument]
 /// mod counter {
 ///     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -155,8 +158,24 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
 ///             let v = self.0.load(Ordering::SeqCst);
 ///             self.0.store(v + 1, Ordering::SeqCst);
 ///         }
+///
+///         pub fn get(&self) -> usize {
+///             self.0.load(Ordering::SeqCst)
+///         }
 ///     }
 /// }
+///
+/// // The module now uses kase's atomics, so kase sees its operations and
+/// // finds the lost update (a test would use `#[kase::test(expect = "panic")]`).
+/// let report = kase::Builder::new().explore(|| {
+///     let counter = std::sync::Arc::new(counter::Counter::default());
+///     let c = counter.clone();
+///     let t = kase::thread::spawn(move || c.increment());
+///     counter.increment();
+///     t.join().unwrap();
+///     assert_eq!(counter.get(), 2, "an increment was lost");
+/// });
+/// assert_eq!(report.failure().unwrap().kind(), kase::FailureKind::Panic);
 /// ```
 ///
 /// Applies to an inline `mod` (its `use` declarations and every path in it
