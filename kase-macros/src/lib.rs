@@ -16,7 +16,8 @@ use rewrite::Rewriter;
 /// Model-checks a test written against `std`: runs a zero-argument test
 /// function once per interleaving behaviour of its body, and fails with
 /// kase's report (interleaving, source locations, replayable schedule) if
-/// one of them panics, deadlocks, livelocks or is nondeterministic.
+/// one of them panics, deadlocks, races on data, leaks a thread, livelocks
+/// or is nondeterministic.
 ///
 /// ```
 /// # // `#[test]` functions are compiled only by `cargo test`, so as a
@@ -55,18 +56,21 @@ use rewrite::Rewriter;
 /// types and patterns, in `use` declarations (a tree mixing std and other
 /// paths is split), in nested closures, blocks and items, and in macro
 /// invocations (`assert!`, `vec!`, `format!`, ...: their tokens are parsed
-/// as expressions or statements, or else rewritten token-wise). Paths to
-/// shims that do not exist yet (`std::sync::RwLock`) are rewritten too, so
-/// they fail to compile instead of silently running uninstrumented.
+/// as expressions or statements, or else rewritten token-wise). Every std
+/// item under those paths has a kase counterpart (deprecated ones such as
+/// `ATOMIC_USIZE_INIT` or `sleep_ms` included); one that did not would fail
+/// to compile instead of silently running uninstrumented.
 ///
 /// Names the body uses without a path (`Mutex::new`, `thread::spawn`,
 /// `AtomicUsize`, `fence`, ...) usually come from module-level imports
 /// (`use std::sync::Mutex;`) that the macro cannot see or change; they are
 /// shadowed by body-level imports of the shims (only for names the body
 /// uses and does not define itself, and not at all if the body has a glob
-/// `use`). The module-level import still counts as used. Names shadowed
-/// today: `Arc`, `Weak`, `Mutex`, `MutexGuard`, `atomic`, the atomic types,
-/// `fence`, `thread`, `spin_loop`. `Ordering` and the lock result types are
+/// `use`). The module-level import still counts as used. Names shadowed:
+/// `Arc`, `Weak`, `Mutex`, `MutexGuard`, `RwLock`, `RwLockReadGuard`,
+/// `RwLockWriteGuard`, `Condvar`, `WaitTimeoutResult`, `UnsafeCell`,
+/// `Barrier`, `Once`, `OnceLock`, `LazyLock`, `mpsc`, `atomic`, the atomic
+/// types, `fence`, `thread`, `spin_loop`. `Ordering` and the lock result types are
 /// std's own in kase too. `thread_local!` and `std::thread_local!` become
 /// `kase::thread_local!`: each model thread gets its own value, dropped when
 /// the thread's closure returns.
@@ -87,7 +91,7 @@ use rewrite::Rewriter;
 /// | `max_steps` | integer | `.max_steps(n)` |
 /// | `stack_size` | integer (bytes) | `.stack_size(n)` |
 /// | `replay` | `"kase1:..."` from a report | `.replay(s)` |
-/// | `expect` | `"panic"` \| `"deadlock"` \| `"livelock"` \| `"nondeterminism"` | see below |
+/// | `expect` | `"panic"` \| `"deadlock"` \| `"data race"` \| `"livelock"` \| `"leak"` \| `"nondeterminism"` | see below |
 /// | `persist` | `bool` (default `true`) | `false`: `.persist(Persist::Off)` |
 /// | `crate` | `"path"` to kase, for a renamed dependency (default `::kase`) | |
 /// | `peeking` | `bool` | compile error: not supported yet |

@@ -71,6 +71,16 @@ pub use explore::{Alternatives, Strategy};
 pub use report::{Failure, FailureKind, Persist, Report, Schedule, ScheduleParseError};
 
 /// Drop-in replacements for `std::sync`.
+///
+/// [`Arc`], [`Weak`], [`LockResult`], [`PoisonError`], [`TryLockError`] and
+/// [`TryLockResult`] are std's own types, re-exported: every std method is
+/// there, and `Arc<dyn Trait>` coercions work. `Arc`'s reference counts are
+/// not modelled: cloning or dropping an `Arc` is not a visible operation and
+/// adds no interleavings, so code whose outcome depends on the counts
+/// (`Arc::strong_count`, `get_mut`, `try_unwrap` or `into_inner` racing with
+/// another thread's `drop`) is explored only in the orders the visible
+/// operations around it produce, and an `Arc` cycle is not reported as a
+/// leak.
 pub mod sync {
     pub use crate::shim::barrier::{Barrier, BarrierWaitResult};
     pub use crate::shim::condvar::{Condvar, WaitTimeoutResult};
@@ -96,9 +106,16 @@ pub mod sync {
     }
 }
 
-/// Drop-in replacement for `std::cell::UnsafeCell`, with tracked accesses.
+/// Drop-in replacement for `std::cell`: kase's `UnsafeCell`, with tracked
+/// accesses, and std's own single-threaded cells (`Cell`, `RefCell`,
+/// `OnceCell`, `LazyCell` and their guards and errors: they cannot be shared
+/// between threads, so there is nothing to model), so that `kase::cell::…`
+/// names what `std::cell::…` does whether the `model` feature is on or off.
 pub mod cell {
     pub use crate::shim::cell::UnsafeCell;
+    pub use std::cell::{
+        BorrowError, BorrowMutError, Cell, LazyCell, OnceCell, Ref, RefCell, RefMut,
+    };
 }
 
 /// Drop-in replacements for `std::thread`.
@@ -112,7 +129,10 @@ pub mod thread {
     pub use crate::shim::thread_local::{AccessError, LocalKey};
 }
 
-/// Drop-in replacements for `std::hint`.
+/// Drop-in replacements for `std::hint`: kase's `spin_loop` (a scheduling
+/// point in a model) and std's own `black_box` and `unreachable_unchecked`
+/// (hints newer than kase's minimum Rust version are in `std::hint`).
 pub mod hint {
     pub use crate::shim::hint::*;
+    pub use std::hint::{black_box, unreachable_unchecked};
 }
