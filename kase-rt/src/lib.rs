@@ -72,8 +72,9 @@ pub use report::{Failure, FailureKind, Persist, Report, Schedule, ScheduleParseE
 
 /// Drop-in replacements for `std::sync`.
 ///
-/// [`Arc`], [`Weak`], [`LockResult`], [`PoisonError`], [`TryLockError`] and
-/// [`TryLockResult`] are std's own types, re-exported: every std method is
+/// [`Arc`](sync::Arc), [`Weak`](sync::Weak), [`LockResult`](sync::LockResult),
+/// [`PoisonError`](sync::PoisonError), [`TryLockError`](sync::TryLockError)
+/// and [`TryLockResult`](sync::TryLockResult) are std's own types, re-exported: every std method is
 /// there, and `Arc<dyn Trait>` coercions work. `Arc`'s reference counts are
 /// not modelled: cloning or dropping an `Arc` is not a visible operation and
 /// adds no interleavings, so code whose outcome depends on the counts
