@@ -36,6 +36,16 @@
 //! plain re-exports of std and nothing of the runtime is compiled, so a
 //! library can use `kase::sync::…` in production code at zero cost and turn
 //! `model` on for its tests through `[dev-dependencies]`.
+//!
+//! ## Feature `tracing`
+//!
+//! Off by default. With it (and `model`), every exploration also emits
+//! `tracing` events under target `kase`: `progress` (`DEBUG`, every few
+//! seconds), `summary` (`INFO`, at the end of each exploration) and
+//! `failure` (`WARN`, per failure found), carrying the data of the progress
+//! and summary lines and of the failure report. The events and their fields
+//! are listed in the `kase_rt` crate documentation. Without it no `tracing`
+//! is compiled.
 
 #[cfg(feature = "model")]
 pub use kase_macros::{instrument, test};

@@ -23,6 +23,24 @@ fn lost_update_is_found() {
     assert_eq!(n.load(Ordering::SeqCst), 2);
 }
 
+/// `replay = "…"` runs exactly that one execution: here the interleaving in
+/// which main finishes its increment before the thread starts, which
+/// passes, although the model has a lost update (were the schedule ignored,
+/// kase would explore and find it, and this test would fail).
+#[kase::test(replay = "kase1:0.0")]
+fn replay_runs_only_the_given_schedule() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let m = n.clone();
+    let t = thread::spawn(move || {
+        let v = m.load(Ordering::SeqCst);
+        m.store(v + 1, Ordering::SeqCst);
+    });
+    let v = n.load(Ordering::SeqCst);
+    n.store(v + 1, Ordering::SeqCst);
+    t.join().unwrap();
+    assert_eq!(n.load(Ordering::SeqCst), 2);
+}
+
 /// The same counter with `fetch_add`: correct in every interleaving.
 #[kase::test]
 fn fetch_add_counter_passes() {

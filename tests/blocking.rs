@@ -217,6 +217,45 @@ fn wait_timeout_explores_both_endings() {
 }
 
 #[test]
+fn wait_timeout_while_times_out_only_while_the_condition_holds() {
+    let outcomes = Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
+    let seen = outcomes.clone();
+    let report = optimal(move || {
+        let pair = Arc::new((Mutex::new(false), Condvar::new()));
+        let p = pair.clone();
+        let t = thread::spawn(move || {
+            *p.0.lock().unwrap() = true;
+            p.1.notify_one();
+        });
+        let (m, cv) = &*pair;
+        let (ready, r) = cv
+            .wait_timeout_while(m.lock().unwrap(), Duration::from_secs(1), |ready| !*ready)
+            .unwrap();
+        // std's contract: timed out means the condition still held.
+        assert_eq!(r.timed_out(), !*ready, "timed out with the condition false");
+        seen.lock().unwrap().insert((r.timed_out(), *ready));
+        drop(ready);
+        t.join().unwrap();
+    });
+    assert!(report.failure().is_none(), "{report}");
+    assert_eq!(
+        *outcomes.lock().unwrap(),
+        [(false, true), (true, false)].into_iter().collect(),
+        "both the timeout and the wake-up are explored"
+    );
+
+    // Outside a model: a real timeout, after at least the duration.
+    let m = Mutex::new(0);
+    let cv = Condvar::new();
+    let start = std::time::Instant::now();
+    let (g, r) = cv
+        .wait_timeout_while(m.lock().unwrap(), Duration::from_millis(20), |n| *n == 0)
+        .unwrap();
+    assert!(r.timed_out() && *g == 0);
+    assert!(start.elapsed() >= Duration::from_millis(20));
+}
+
+#[test]
 fn wait_without_notifier_deadlocks_unless_spurious_wakeups_are_on() {
     let model = || {
         let m = Mutex::new(());

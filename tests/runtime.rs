@@ -239,3 +239,47 @@ fn locking_while_already_panicking_does_not_poison_like_std() {
     );
     assert_eq!(*m.lock().unwrap(), 1);
 }
+
+#[test]
+fn kase_cell_and_hint_name_what_std_cell_and_hint_do() {
+    // With `model` on too, `kase::cell::…` and `kase::hint::…` name std's
+    // single-threaded cells and hints (with `model` off they are std's
+    // modules), so facade code compiles either way.
+    let c: std::cell::Cell<u8> = kase::cell::Cell::new(1);
+    let r: std::cell::RefCell<u8> = kase::cell::RefCell::new(2);
+    let o: std::cell::OnceCell<u8> = kase::cell::OnceCell::new();
+    let l: std::cell::LazyCell<u8> = kase::cell::LazyCell::new(|| 4);
+    {
+        let borrowed: kase::cell::Ref<'_, u8> = r.borrow();
+        let refused: Result<kase::cell::RefMut<'_, u8>, kase::cell::BorrowMutError> =
+            r.try_borrow_mut();
+        assert!(refused.is_err());
+        drop(borrowed);
+    }
+    let _: Result<kase::cell::Ref<'_, u8>, kase::cell::BorrowError> = r.try_borrow();
+    let sum = c.get() + *r.borrow() + *o.get_or_init(|| 3) + *l;
+    assert_eq!(kase::hint::black_box(sum), 10);
+}
+
+#[test]
+#[allow(deprecated)]
+fn deprecated_std_items_exist_and_work_in_a_model() {
+    use kase::sync::atomic::{AtomicUsize, ATOMIC_USIZE_INIT};
+    static HITS: AtomicUsize = ATOMIC_USIZE_INIT;
+    let report = Builder::new().explore(|| {
+        let t = thread::spawn(|| {
+            HITS.fetch_add(1, SeqCst);
+            kase::sync::atomic::spin_loop_hint();
+        });
+        thread::sleep_ms(10); // a scheduling point, no time passes
+        HITS.fetch_add(1, SeqCst);
+        t.join().unwrap();
+        assert_eq!(HITS.load(SeqCst), 2, "the static restarts every execution");
+    });
+    assert!(report.failure().is_none(), "{report}");
+    assert!(report.executions() > 1, "{report}");
+    let flag = kase::sync::atomic::ATOMIC_BOOL_INIT;
+    let int = kase::sync::atomic::ATOMIC_ISIZE_INIT;
+    assert!(!flag.load(SeqCst));
+    assert_eq!(int.load(SeqCst), 0);
+}

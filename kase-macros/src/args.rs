@@ -256,7 +256,7 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
         "alternatives" => match lit(value) {
             Some(Lit::Str(s)) if s.value() == "optimal" => Setter::Alternatives(None),
             Some(Lit::Int(i)) => {
-                let k: u64 = i.base10_parse()?;
+                let k = int(value, "u64")?;
                 if k == 0 {
                     return Err(syn::Error::new(
                         i.span(),
@@ -350,9 +350,12 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
         }
         "crate" => {
             let s = string(value, "a path such as \"kase\" or \"::my_kase\"")?;
-            let path: syn::Path = s
-                .parse()
-                .map_err(|e| syn::Error::new(s.span(), format!("`crate` must be a path: {e}")))?;
+            let path: syn::Path = s.parse().map_err(|e| {
+                syn::Error::new(
+                    s.span(),
+                    format!("`crate` must be a path such as \"kase\" or \"::my_kase\": {e}"),
+                )
+            })?;
             args.crate_path = path;
             return Ok(());
         }
@@ -417,9 +420,20 @@ fn int(value: &Expr, ty: &str) -> syn::Result<u64> {
                     "write the integer without a suffix",
                 ));
             }
-            let n: u64 = i.base10_parse()?;
+            if i.base10_digits().starts_with('-') {
+                return Err(syn::Error::new(
+                    i.span(),
+                    format!("expected a non-negative integer ({ty})"),
+                ));
+            }
+            let n: u64 = i.base10_parse().map_err(|_| {
+                syn::Error::new(i.span(), format!("too large: does not fit in a {ty}"))
+            })?;
             if ty == "usize" && usize::try_from(n).is_err() {
-                return Err(syn::Error::new(i.span(), "does not fit in a usize"));
+                return Err(syn::Error::new(
+                    i.span(),
+                    "too large: does not fit in a usize",
+                ));
             }
             Ok(n)
         }

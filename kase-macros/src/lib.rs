@@ -16,9 +16,13 @@ use rewrite::Rewriter;
 /// Model-checks a test written against `std`: runs a zero-argument test
 /// function once per interleaving behaviour of its body, and fails with
 /// kase's report (interleaving, source locations, replayable schedule) if
-/// one of them panics, deadlocks, livelocks or is nondeterministic.
+/// one of them panics, deadlocks, races on data, leaks a thread, livelocks
+/// or is nondeterministic.
 ///
-/// ```ignore
+/// ```
+/// # // `#[test]` functions are compiled only by `cargo test`, so as a
+/// # // doctest this checks that the attribute accepts the function and
+/// # // expands without errors; tests/attribute_rewrite.rs runs such tests.
 /// use std::sync::{Arc, Mutex};
 /// use std::thread;
 ///
@@ -52,18 +56,21 @@ use rewrite::Rewriter;
 /// types and patterns, in `use` declarations (a tree mixing std and other
 /// paths is split), in nested closures, blocks and items, and in macro
 /// invocations (`assert!`, `vec!`, `format!`, ...: their tokens are parsed
-/// as expressions or statements, or else rewritten token-wise). Paths to
-/// shims that do not exist yet (`std::sync::RwLock`) are rewritten too, so
-/// they fail to compile instead of silently running uninstrumented.
+/// as expressions or statements, or else rewritten token-wise). Every std
+/// item under those paths has a kase counterpart (deprecated ones such as
+/// `ATOMIC_USIZE_INIT` or `sleep_ms` included); one that did not would fail
+/// to compile instead of silently running uninstrumented.
 ///
 /// Names the body uses without a path (`Mutex::new`, `thread::spawn`,
 /// `AtomicUsize`, `fence`, ...) usually come from module-level imports
 /// (`use std::sync::Mutex;`) that the macro cannot see or change; they are
 /// shadowed by body-level imports of the shims (only for names the body
 /// uses and does not define itself, and not at all if the body has a glob
-/// `use`). The module-level import still counts as used. Names shadowed
-/// today: `Arc`, `Weak`, `Mutex`, `MutexGuard`, `atomic`, the atomic types,
-/// `fence`, `thread`, `spin_loop`. `Ordering` and the lock result types are
+/// `use`). The module-level import still counts as used. Names shadowed:
+/// `Arc`, `Weak`, `Mutex`, `MutexGuard`, `RwLock`, `RwLockReadGuard`,
+/// `RwLockWriteGuard`, `Condvar`, `WaitTimeoutResult`, `UnsafeCell`,
+/// `Barrier`, `Once`, `OnceLock`, `LazyLock`, `mpsc`, `atomic`, the atomic
+/// types, `fence`, `thread`, `spin_loop`. `Ordering` and the lock result types are
 /// std's own in kase too. `thread_local!` and `std::thread_local!` become
 /// `kase::thread_local!`: each model thread gets its own value, dropped when
 /// the thread's closure returns.
@@ -84,7 +91,7 @@ use rewrite::Rewriter;
 /// | `max_steps` | integer | `.max_steps(n)` |
 /// | `stack_size` | integer (bytes) | `.stack_size(n)` |
 /// | `replay` | `"kase1:..."` from a report | `.replay(s)` |
-/// | `expect` | `"panic"` \| `"deadlock"` \| `"livelock"` \| `"nondeterminism"` | see below |
+/// | `expect` | `"panic"` \| `"deadlock"` \| `"data race"` \| `"livelock"` \| `"leak"` \| `"nondeterminism"` | see below |
 /// | `persist` | `bool` (default `true`) | `false`: `.persist(Persist::Off)` |
 /// | `crate` | `"path"` to kase, for a renamed dependency (default `::kase`) | |
 /// | `peeking` | `bool` | compile error: not supported yet |
@@ -142,7 +149,7 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
 /// outside a `#[kase::test]` body, in the same crate; it runs nothing under
 /// the model by itself. Typically `#[cfg_attr(test, kase::instrument)]`.
 ///
-/// ```ignore
+/// ```
 /// #[kase::instrument]
 /// mod counter {
 ///     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -155,8 +162,24 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
 ///             let v = self.0.load(Ordering::SeqCst);
 ///             self.0.store(v + 1, Ordering::SeqCst);
 ///         }
+///
+///         pub fn get(&self) -> usize {
+///             self.0.load(Ordering::SeqCst)
+///         }
 ///     }
 /// }
+///
+/// // The module now uses kase's atomics, so kase sees its operations and
+/// // finds the lost update (a test would use `#[kase::test(expect = "panic")]`).
+/// let report = kase::Builder::new().explore(|| {
+///     let counter = std::sync::Arc::new(counter::Counter::default());
+///     let c = counter.clone();
+///     let t = kase::thread::spawn(move || c.increment());
+///     counter.increment();
+///     t.join().unwrap();
+///     assert_eq!(counter.get(), 2, "an increment was lost");
+/// });
+/// assert_eq!(report.failure().unwrap().kind(), kase::FailureKind::Panic);
 /// ```
 ///
 /// Applies to an inline `mod` (its `use` declarations and every path in it

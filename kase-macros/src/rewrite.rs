@@ -13,10 +13,10 @@
 //! bare `thread_local!` (std's, from the prelude) becomes
 //! `::kase::thread_local!`, whose values are per model thread.
 //!
-//! Paths are rewritten whether or not the shim exists yet (`std::sync::RwLock`
-//! becomes `::kase::sync::RwLock`), so that a body never silently runs an
-//! uninstrumented primitive: a missing shim is a compile error, not a gap in
-//! the model.
+//! Paths are rewritten whether or not kase has the item (every stable std
+//! item under the rewritten paths has a counterpart today), so that a body
+//! never silently runs an uninstrumented primitive: a missing shim is a
+//! compile error, not a gap in the model.
 
 use proc_macro2::{Group, Ident, Spacing, Span, TokenStream, TokenTree};
 use quote::{quote, ToTokens};

@@ -360,6 +360,10 @@ impl Builder {
     /// Progress lines on stderr: `true` prints one every few seconds from the
     /// start and a summary at the end, `false` never (default: only once an
     /// exploration has run for 5 seconds; or `KASE_PROGRESS=1` / `0`).
+    ///
+    /// This governs stderr only: with the `tracing` feature, the progress,
+    /// summary and failure `tracing` events are emitted whatever it says
+    /// (see the crate documentation).
     pub fn progress(mut self, on: bool) -> Self {
         self.config.progress = Some(on);
         self

@@ -32,6 +32,31 @@
 //! assert_eq!(failure.kind(), kase_rt::FailureKind::Panic);
 //! assert!(failure.message().unwrap().contains("lost update"));
 //! ```
+//!
+//! ## Feature `tracing`
+//!
+//! Off by default. With it, every exploration also emits [`tracing`] events
+//! under target `kase`, carrying the data of the progress lines and of the
+//! summary line, and one event per failure found, for programs and test
+//! harnesses that subscribe:
+//!
+//! | event name | level | when | fields |
+//! |---|---|---|---|
+//! | `progress` | `DEBUG` | every 3 s of an exploration, the first after 1 s (whatever `KASE_PROGRESS` says: it governs stderr only) | `test`, `executions`, `per_second`, `sleep_set_blocked`, `depth`, `max_depth`, `elapsed_secs` |
+//! | `summary` | `INFO` | once at the end of every exploration | `test`, `executions`, `per_second`, `sleep_set_blocked`, `max_depth`, `elapsed_secs`, `complete`, `outcome` (`complete`, `incomplete` or `failure`), `stopped_by`, `failure` (its kind), `replayed` |
+//! | `failure` | `WARN` | once per failure an exploration reports, after it was simplified and saved | `test`, `kind`, `schedule`, `panic_message`, `steps`, `preemptions`, `regression_file`, `saved_to`, `replay_command`, `report` (the whole human report) |
+//!
+//! The message of a `progress` or `summary` event is the text of the
+//! corresponding stderr line without its `kase [test]:` label (that is the
+//! `test` field: the full name given by `#[kase::test]` or
+//! [`Builder::name`]); a `failure` event's is `found a <kind>: <headline>`,
+//! the line a regression file keeps. Fields without a value (no name,
+//! no budget hit, no panic message, ...) are absent. The events are emitted
+//! on the thread that called `explore`/`check`, so a subscriber installed
+//! for that thread alone sees its exploration's events. Without the feature
+//! no `tracing` is compiled.
+//!
+//! [`tracing`]: https://docs.rs/tracing
 
 mod builder;
 mod exec;
@@ -46,6 +71,17 @@ pub use explore::{Alternatives, Strategy};
 pub use report::{Failure, FailureKind, Persist, Report, Schedule, ScheduleParseError};
 
 /// Drop-in replacements for `std::sync`.
+///
+/// [`Arc`](sync::Arc), [`Weak`](sync::Weak), [`LockResult`](sync::LockResult),
+/// [`PoisonError`](sync::PoisonError), [`TryLockError`](sync::TryLockError)
+/// and [`TryLockResult`](sync::TryLockResult) are std's own types, re-exported: every std method is
+/// there, and `Arc<dyn Trait>` coercions work. `Arc`'s reference counts are
+/// not modelled: cloning or dropping an `Arc` is not a visible operation and
+/// adds no interleavings, so code whose outcome depends on the counts
+/// (`Arc::strong_count`, `get_mut`, `try_unwrap` or `into_inner` racing with
+/// another thread's `drop`) is explored only in the orders the visible
+/// operations around it produce, and an `Arc` cycle is not reported as a
+/// leak.
 pub mod sync {
     pub use crate::shim::barrier::{Barrier, BarrierWaitResult};
     pub use crate::shim::condvar::{Condvar, WaitTimeoutResult};
@@ -71,9 +107,16 @@ pub mod sync {
     }
 }
 
-/// Drop-in replacement for `std::cell::UnsafeCell`, with tracked accesses.
+/// Drop-in replacement for `std::cell`: kase's `UnsafeCell`, with tracked
+/// accesses, and std's own single-threaded cells (`Cell`, `RefCell`,
+/// `OnceCell`, `LazyCell` and their guards and errors: they cannot be shared
+/// between threads, so there is nothing to model), so that `kase::cell::…`
+/// names what `std::cell::…` does whether the `model` feature is on or off.
 pub mod cell {
     pub use crate::shim::cell::UnsafeCell;
+    pub use std::cell::{
+        BorrowError, BorrowMutError, Cell, LazyCell, OnceCell, Ref, RefCell, RefMut,
+    };
 }
 
 /// Drop-in replacements for `std::thread`.
@@ -87,9 +130,12 @@ pub mod thread {
     pub use crate::shim::thread_local::{AccessError, LocalKey};
 }
 
-/// Drop-in replacements for `std::hint`.
+/// Drop-in replacements for `std::hint`: kase's `spin_loop` (a scheduling
+/// point in a model) and std's own `black_box` and `unreachable_unchecked`
+/// (hints newer than kase's minimum Rust version are in `std::hint`).
 pub mod hint {
     pub use crate::shim::hint::*;
+    pub use std::hint::{black_box, unreachable_unchecked};
 }
 
 /// Entry points for the fuzz targets in the repository's `fuzz/` directory

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crate::report::events;
 use crate::report::persist::{self, Persist, TestId};
 use crate::report::progress::{Counts, Progress};
 use crate::report::{FailureKind, Report, Saved, Schedule};
@@ -83,19 +84,10 @@ pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
         failure.set_replay_command(command);
     }
     report.duration = start.elapsed();
-    let outcome = match (&report.failure, &report.stopped_by) {
-        (Some(f), _) => format!("found a {}", f.kind()),
-        (None, Some(budget)) => format!("INCOMPLETE (stopped by {budget})"),
-        (None, None) => "complete".to_owned(),
-    };
-    progress.finish(
-        Counts {
-            executions: report.executions,
-            sleep_set_blocked: report.sleep_set_blocked,
-            depth: 0,
-        },
-        &outcome,
-    );
+    progress.finish(&report);
+    if let Some(failure) = &report.failure {
+        events::failure(name.as_deref(), failure);
+    }
     report
 }
 

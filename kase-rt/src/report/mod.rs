@@ -1,5 +1,6 @@
 //! What an exploration found: the [`Report`], its [`Failure`], and schedules.
 
+pub(crate) mod events;
 mod failure;
 pub(crate) mod persist;
 pub(crate) mod progress;

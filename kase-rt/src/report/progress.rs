@@ -3,10 +3,15 @@
 //! exploration has run for a few seconds; then a summary line at the end.
 //!
 //! The lines go straight to the process's stderr, past the test harness's
-//! output capture: they are meant to be seen while a long test runs.
+//! output capture: they are meant to be seen while a long test runs. With the
+//! `tracing` feature the same data also goes out as `tracing` events (see
+//! `events.rs`).
 
 use std::io::Write;
 use std::time::{Duration, Instant};
+
+use super::events::{self, Snapshot, Summary};
+use super::Report;
 
 /// Explorations running longer than this show progress unless told not to.
 const AUTO_AFTER: Duration = Duration::from_secs(5);
@@ -33,17 +38,48 @@ pub(crate) struct Counts {
     pub depth: usize,
 }
 
-/// Decides when to print, and prints.
+/// When the next line (or event) is due, and the count at the previous one
+/// (for the rate).
+struct Pace {
+    next: Instant,
+    last: (Instant, u64),
+}
+
+impl Pace {
+    fn new(start: Instant, first: Duration) -> Self {
+        Pace {
+            next: start + first,
+            last: (start, 0),
+        }
+    }
+
+    /// If one is due at `now`: the rate since the previous one.
+    fn due(&mut self, now: Instant, executions: u64) -> Option<Option<u64>> {
+        if now < self.next {
+            return None;
+        }
+        self.next = now + INTERVAL;
+        let (then, executions_then) = self.last;
+        self.last = (now, executions);
+        Some(per_second(executions - executions_then, now - then))
+    }
+}
+
+/// Decides when to print (and, with the `tracing` feature, when to emit
+/// events), and does it.
 pub(crate) struct Progress {
     /// `Some(true)`: from the start; `Some(false)`: never; `None`: after
     /// [`AUTO_AFTER`].
     mode: Option<bool>,
     label: String,
+    /// The test's full name, if known (the `test` field of events).
+    name: Option<String>,
     start: Instant,
-    next: Instant,
+    lines: Pace,
+    /// `tracing` events: from the first second, whatever `mode` says.
+    events: Pace,
     shown: bool,
     max_depth: usize,
-    last: (Instant, u64),
 }
 
 impl Progress {
@@ -59,55 +95,95 @@ impl Progress {
                 Some(name) => format!("kase [{name}]"),
                 None => "kase".to_owned(),
             },
+            name: name.map(str::to_owned),
             start,
-            next: start + first,
+            lines: Pace::new(start, first),
+            events: Pace::new(start, Duration::from_secs(1)),
             shown: false,
             max_depth: 0,
-            last: (start, 0),
         }
     }
 
     /// After each execution.
     pub(crate) fn tick(&mut self, counts: Counts) {
         self.max_depth = self.max_depth.max(counts.depth);
-        if self.mode == Some(false) || counts.executions % CHECK_EVERY != 0 {
+        let lines = self.mode != Some(false);
+        if !(lines || events::ENABLED) || counts.executions % CHECK_EVERY != 0 {
             return;
         }
         let now = Instant::now();
-        if now < self.next {
-            return;
+        let snapshot = |per_second| Snapshot {
+            executions: counts.executions,
+            per_second,
+            sleep_set_blocked: counts.sleep_set_blocked,
+            depth: counts.depth,
+            max_depth: self.max_depth,
+            elapsed: now - self.start,
+        };
+        if events::ENABLED {
+            if let Some(rate) = self.events.due(now, counts.executions) {
+                let s = snapshot(rate);
+                events::progress(self.name.as_deref(), &s, &progress_line(&s));
+            }
         }
-        self.next = now + INTERVAL;
-        let (then, executions_then) = self.last;
-        let rate = rate(counts.executions - executions_then, now - then);
-        self.last = (now, counts.executions);
-        self.shown = true;
-        emit(&format!(
-            "{}: {} ({rate}/s), {} sleep-set-blocked, depth {} (max {}), {:.1?} elapsed",
-            self.label,
-            executions(counts.executions),
-            thousands(counts.sleep_set_blocked),
-            counts.depth,
-            self.max_depth,
-            now - self.start
-        ));
+        if lines {
+            if let Some(rate) = self.lines.due(now, counts.executions) {
+                self.shown = true;
+                emit(&format!(
+                    "{}: {}",
+                    self.label,
+                    progress_line(&snapshot(rate))
+                ));
+            }
+        }
     }
 
-    /// At the end: the summary line, if progress was shown (or asked for).
-    pub(crate) fn finish(&self, counts: Counts, outcome: &str) {
-        if !(self.shown || self.mode == Some(true)) {
-            return;
-        }
+    /// At the end of an exploration: the summary line, if progress was shown
+    /// (or asked for), and the summary event.
+    pub(crate) fn finish(&self, report: &Report) {
         let elapsed = self.start.elapsed();
-        emit(&format!(
-            "{}: done: {} in {elapsed:.2?} ({}/s), {} sleep-set-blocked, max depth {}: {outcome}",
-            self.label,
-            executions(counts.executions),
-            rate(counts.executions, elapsed),
-            thousands(counts.sleep_set_blocked),
-            self.max_depth.max(counts.depth),
-        ));
+        let (outcome, text) = match (&report.failure, &report.stopped_by) {
+            (Some(f), _) => ("failure", format!("found a {}", f.kind())),
+            (None, Some(budget)) => ("incomplete", format!("INCOMPLETE (stopped by {budget})")),
+            (None, None) => ("complete", "complete".to_owned()),
+        };
+        let summary = Summary {
+            executions: report.executions,
+            per_second: per_second(report.executions, elapsed),
+            sleep_set_blocked: report.sleep_set_blocked,
+            max_depth: self.max_depth,
+            elapsed,
+            complete: report.complete,
+            outcome,
+            stopped_by: report.stopped_by.as_deref(),
+            failure: report.failure.as_ref().map(|f| f.kind().to_string()),
+            replayed: report.replayed,
+        };
+        let line = format!(
+            "done: {} in {elapsed:.2?} ({}/s), {} sleep-set-blocked, max depth {}: {text}",
+            executions(summary.executions),
+            rate(summary.per_second),
+            thousands(summary.sleep_set_blocked),
+            summary.max_depth,
+        );
+        events::summary(self.name.as_deref(), &summary, &line);
+        if self.shown || self.mode == Some(true) {
+            emit(&format!("{}: {line}", self.label));
+        }
     }
+}
+
+/// A progress line without its label.
+fn progress_line(s: &Snapshot) -> String {
+    format!(
+        "{} ({}/s), {} sleep-set-blocked, depth {} (max {}), {:.1?} elapsed",
+        executions(s.executions),
+        rate(s.per_second),
+        thousands(s.sleep_set_blocked),
+        s.depth,
+        s.max_depth,
+        s.elapsed
+    )
 }
 
 fn executions(n: u64) -> String {
@@ -118,12 +194,14 @@ fn executions(n: u64) -> String {
     )
 }
 
-fn rate(executions: u64, over: Duration) -> String {
+/// Executions per second over `over` (`None` if no time passed).
+fn per_second(executions: u64, over: Duration) -> Option<u64> {
     let secs = over.as_secs_f64();
-    if secs <= 0.0 {
-        return "-".to_owned();
-    }
-    thousands((executions as f64 / secs).round() as u64)
+    (secs > 0.0).then(|| (executions as f64 / secs).round() as u64)
+}
+
+fn rate(per_second: Option<u64>) -> String {
+    per_second.map_or_else(|| "-".to_owned(), thousands)
 }
 
 /// `1234567` → `1,234,567`.

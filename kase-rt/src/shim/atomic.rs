@@ -66,6 +66,34 @@ fn touch(handle: &ObjectHandle, reset: impl FnOnce()) {
     }
 }
 
+/// An [`AtomicBool`] initialised to `false`, like std's deprecated
+/// [`std::sync::atomic::ATOMIC_BOOL_INIT`] (kept so that rewritten code using
+/// it compiles).
+#[deprecated(since = "1.34.0", note = "the `new` function is now preferred")]
+#[allow(clippy::declare_interior_mutable_const)] // as std's
+pub const ATOMIC_BOOL_INIT: AtomicBool = AtomicBool::new(false);
+
+/// An [`AtomicIsize`] initialised to `0`, like std's deprecated
+/// [`std::sync::atomic::ATOMIC_ISIZE_INIT`].
+#[deprecated(since = "1.34.0", note = "the `new` function is now preferred")]
+#[allow(clippy::declare_interior_mutable_const)] // as std's
+pub const ATOMIC_ISIZE_INIT: AtomicIsize = AtomicIsize::new(0);
+
+/// An [`AtomicUsize`] initialised to `0`, like std's deprecated
+/// [`std::sync::atomic::ATOMIC_USIZE_INIT`].
+#[deprecated(since = "1.34.0", note = "the `new` function is now preferred")]
+#[allow(clippy::declare_interior_mutable_const)] // as std's
+pub const ATOMIC_USIZE_INIT: AtomicUsize = AtomicUsize::new(0);
+
+/// Signals a spin-wait loop, like std's deprecated
+/// [`std::sync::atomic::spin_loop_hint`]: kase's
+/// [`hint::spin_loop`](crate::hint::spin_loop), a scheduling point in a model.
+#[deprecated(since = "1.51.0", note = "use hint::spin_loop instead")]
+#[track_caller]
+pub fn spin_loop_hint() {
+    crate::shim::hint::spin_loop();
+}
+
 /// An atomic fence, like [`std::sync::atomic::fence`]. Under the sequentially
 /// consistent exploration it adds no interleavings.
 #[track_caller]

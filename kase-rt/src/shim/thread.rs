@@ -291,3 +291,11 @@ pub fn sleep(dur: Duration) {
         std::thread::sleep(dur);
     }
 }
+
+/// Like [`sleep`] with a duration in milliseconds, as std's deprecated
+/// [`std::thread::sleep_ms`] (kept so that rewritten code using it compiles).
+#[deprecated(since = "1.6.0", note = "replaced by `std::thread::sleep`")]
+#[track_caller]
+pub fn sleep_ms(ms: u32) {
+    sleep(Duration::from_millis(u64::from(ms)));
+}

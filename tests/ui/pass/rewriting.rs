@@ -2,7 +2,9 @@
 //! that was not rewritten onto the shim does not compile.
 
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::hint::spin_loop;
+use std::sync::atomic::{fence, AtomicUsize, Ordering};
+use std::sync::{mpsc, Barrier, LazyLock, Once, OnceLock, Weak};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::thread;
 
@@ -118,8 +120,40 @@ fn signature(m: std::sync::Mutex<u8>) -> std::sync::Mutex<u8> {
     m
 }
 
+/// std's deprecated items are paths under `std::sync` / `std::thread` too:
+/// rewritten, they must still name something.
+#[kase::instrument]
+#[allow(deprecated)]
+fn deprecated_std_items() -> usize {
+    let n: kase::sync::atomic::AtomicUsize = std::sync::atomic::ATOMIC_USIZE_INIT;
+    let _: kase::sync::atomic::AtomicIsize = std::sync::atomic::ATOMIC_ISIZE_INIT;
+    let _: kase::sync::atomic::AtomicBool = std::sync::atomic::ATOMIC_BOOL_INIT;
+    let _: kase::sync::Once = std::sync::ONCE_INIT;
+    std::sync::atomic::spin_loop_hint();
+    std::thread::sleep_ms(1);
+    std::thread::park_timeout_ms(1);
+    n.fetch_add(1, Ordering::SeqCst) + 1
+}
+
+/// Module-level imports of the newer shims are shadowed too.
+#[kase::instrument]
+fn module_level_imports_of_the_other_shims() {
+    let _: kase::sync::Barrier = Barrier::new(1);
+    let _: kase::sync::Once = Once::new();
+    let _: kase::sync::OnceLock<u8> = OnceLock::new();
+    let _: kase::sync::LazyLock<u8> = LazyLock::new(|| 1);
+    let (tx, rx) = mpsc::channel::<u8>();
+    let _: (kase::sync::mpsc::Sender<u8>, kase::sync::mpsc::Receiver<u8>) = (tx, rx);
+    let w: Weak<u8> = Weak::new();
+    assert!(w.upgrade().is_none());
+    spin_loop();
+    fence(Ordering::SeqCst);
+}
+
 fn main() {
     kase::model(|| {
+        assert_eq!(deprecated_std_items(), 1);
+        module_level_imports_of_the_other_shims();
         module_level_imports();
         full_paths();
         body_use_declarations();

@@ -1,0 +1,113 @@
+//! Progress lines on stderr: with `KASE_PROGRESS=1` a line every few
+//! seconds (the first after one) and a summary line at the end of each
+//! exploration; with `KASE_PROGRESS=0` none. The lines go to the process's
+//! stderr past the test harness's capture, so each case runs in a child
+//! process (this binary) with the variable set, and reads its stderr.
+
+use std::process::Command;
+use std::time::Duration;
+
+use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use kase::{thread, Builder};
+
+/// Runs this binary's test `name` in a child process with `KASE_CHILD` and
+/// `KASE_PROGRESS=progress`; its stderr.
+fn run_child(name: &str, progress: &str) -> String {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env("KASE_CHILD", "1")
+        .env("KASE_PROGRESS", progress)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "the child failed:\n{stderr}");
+    stderr
+}
+
+fn in_child() -> bool {
+    std::env::var_os("KASE_CHILD").is_some()
+}
+
+/// Explores four threads adding four times to one atomic (millions of
+/// traces) for 1.5 s, then a two-execution model.
+fn explorations() {
+    let report = Builder::new()
+        .name("progress::big")
+        .max_duration(Duration::from_millis(1_500))
+        .explore(|| {
+            let n = AtomicUsize::new(0);
+            thread::scope(|s| {
+                for _ in 0..4 {
+                    s.spawn(|| {
+                        for _ in 0..4 {
+                            n.fetch_add(1, SeqCst);
+                        }
+                    });
+                }
+            });
+        });
+    assert!(!report.complete());
+    let report = Builder::new().name("progress::small").explore(|| {
+        let n = AtomicUsize::new(0);
+        thread::scope(|s| {
+            s.spawn(|| n.fetch_add(1, SeqCst));
+            n.fetch_add(1, SeqCst);
+        });
+    });
+    assert!(report.complete());
+}
+
+#[test]
+fn kase_progress_1_prints_progress_and_a_summary_per_exploration() {
+    if in_child() {
+        return explorations();
+    }
+    let stderr = run_child(
+        "kase_progress_1_prints_progress_and_a_summary_per_exploration",
+        "1",
+    );
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("kase [")).collect();
+    let progress: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("kase [progress::big]: ") && !l.contains(": done: "))
+        .collect();
+    assert!(!progress.is_empty(), "a progress line after 1 s:\n{stderr}");
+    assert!(
+        progress[0].contains(" executions (")
+            && progress[0].contains("/s), 0 sleep-set-blocked, depth ")
+            && progress[0].ends_with(" elapsed"),
+        "{stderr}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("kase [progress::big]: done: ")
+                && l.ends_with("INCOMPLETE (stopped by max_duration = 1.5s)")),
+        "the big exploration's summary:\n{stderr}"
+    );
+    assert!(
+        lines.iter().any(
+            |l| l.starts_with("kase [progress::small]: done: 2 executions in ")
+                && l.ends_with(": complete")
+        ),
+        "a summary for the small one too:\n{stderr}"
+    );
+}
+
+#[test]
+fn kase_progress_0_prints_no_lines() {
+    if in_child() {
+        return explorations();
+    }
+    let stderr = run_child("kase_progress_0_prints_no_lines", "0");
+    assert!(
+        !stderr.lines().any(|l| l.starts_with("kase [")),
+        "no progress or summary lines:\n{stderr}"
+    );
+    // The control: the explorations did run (the budget warning is not a
+    // progress line, and is still printed).
+    assert!(
+        stderr.contains("kase: WARNING: exploration stopped by max_duration = 1.5s"),
+        "{stderr}"
+    );
+}
