@@ -317,3 +317,20 @@ fn local_binding_named_thread() {
     let thread = thread::spawn(|| 1);
     assert_eq!(thread.join().unwrap(), 1);
 }
+
+/// `peeking = false`: the lost update split across two critical sections is
+/// found either way; the argument reaches the builder (its expansion is
+/// checked in kase-macros' unit tests).
+#[kase::test(peeking = false, expect = "panic")]
+fn peeking_off_still_finds_a_split_lost_update() {
+    let m = Arc::new(Mutex::new(0));
+    let m2 = m.clone();
+    let t = thread::spawn(move || {
+        let v = *m2.lock().unwrap();
+        *m2.lock().unwrap() = v + 1;
+    });
+    let v = *m.lock().unwrap();
+    *m.lock().unwrap() = v + 1;
+    t.join().unwrap();
+    assert_eq!(*m.lock().unwrap(), 2);
+}

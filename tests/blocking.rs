@@ -5,26 +5,10 @@ use std::time::Duration;
 
 use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use kase::sync::{Arc, Condvar, Mutex, RwLock};
-use kase::{thread, Builder, FailureKind, Report, Strategy};
+use kase::{thread, Builder, FailureKind, Report};
 
-/// POR and the oracle agree; POR explores each trace once.
-fn optimal<F: Fn() + Sync>(model: F) -> Report {
-    let por = Builder::new().explore(&model);
-    let oracle = Builder::new()
-        .strategy(Strategy::Exhaustive)
-        .explore(&model);
-    assert!(por.complete() && oracle.complete());
-    assert_eq!(
-        por.failure().map(|f| f.kind()),
-        oracle.failure().map(|f| f.kind()),
-        "POR: {por}\noracle: {oracle}"
-    );
-    if por.failure().is_none() {
-        assert_eq!(Some(por.executions()), oracle.traces(), "POR vs traces");
-        assert_eq!(por.sleep_set_blocked(), 0);
-    }
-    por
-}
+mod common;
+use common::optimal;
 
 fn spawn_all(n: usize, f: impl Fn(usize) + Send + Sync + Clone + 'static) {
     let handles: Vec<_> = (0..n)

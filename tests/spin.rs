@@ -5,27 +5,10 @@
 use kase::hint::spin_loop;
 use kase::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use kase::sync::Arc;
-use kase::{thread, Builder, FailureKind, Report, Strategy};
+use kase::{thread, Builder, FailureKind, Report};
 
-/// POR and the oracle agree on the failure kind and, without failure, POR
-/// explores exactly the oracle's traces.
-fn agree<F: Fn() + Sync>(model: F) -> Report {
-    let por = Builder::new().explore(&model);
-    let oracle = Builder::new()
-        .strategy(Strategy::Exhaustive)
-        .explore(&model);
-    assert_eq!(
-        por.failure().map(|f| f.kind()),
-        oracle.failure().map(|f| f.kind()),
-        "POR: {por}\noracle: {oracle}"
-    );
-    if por.failure().is_none() {
-        assert!(por.complete() && oracle.complete());
-        assert_eq!(Some(por.executions()), oracle.traces());
-        assert_eq!(por.sleep_set_blocked(), 0);
-    }
-    por
-}
+mod common;
+use common::optimal;
 
 struct SpinLock(AtomicBool);
 
@@ -54,7 +37,7 @@ impl SpinLock {
 }
 
 fn counter_under(lock_fn: fn(&SpinLock)) -> Report {
-    agree(move || {
+    optimal(move || {
         let lock = Arc::new(SpinLock(AtomicBool::new(false)));
         let n = Arc::new(AtomicUsize::new(0));
         let handles: Vec<_> = (0..2)
@@ -93,7 +76,7 @@ fn test_then_set_lock_is_caught() {
 
 #[test]
 fn flag_wait_with_yield_is_explored_exactly() {
-    let report = agree(|| {
+    let report = optimal(|| {
         let flag = Arc::new(AtomicBool::new(false));
         let data = Arc::new(AtomicUsize::new(0));
         let (f, d) = (flag.clone(), data.clone());
@@ -125,7 +108,7 @@ fn spinning_on_a_flag_nobody_sets_is_reported_not_run_forever() {
 
 #[test]
 fn a_backoff_loop_that_reads_nothing_still_finishes() {
-    let report = agree(|| {
+    let report = optimal(|| {
         let n = Arc::new(AtomicUsize::new(0));
         let m = n.clone();
         let t = thread::spawn(move || {
@@ -142,7 +125,7 @@ fn a_backoff_loop_that_reads_nothing_still_finishes() {
 
 #[test]
 fn two_spinners_wait_for_one_release() {
-    agree(|| {
+    optimal(|| {
         let go = Arc::new(AtomicUsize::new(0));
         let handles: Vec<_> = (0..2)
             .map(|_| {

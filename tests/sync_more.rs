@@ -10,26 +10,10 @@ use std::time::Duration;
 use kase::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use kase::sync::mpsc::{self, RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
 use kase::sync::{Arc, Barrier, LazyLock, Mutex, Once, OnceLock};
-use kase::{thread, Builder, FailureKind, Report, Strategy};
+use kase::{thread, Builder, FailureKind, Report};
 
-/// POR and the oracle agree; POR explores each trace once.
-fn optimal<F: Fn() + Sync>(model: F) -> Report {
-    let por = Builder::new().explore(&model);
-    let oracle = Builder::new()
-        .strategy(Strategy::Exhaustive)
-        .explore(&model);
-    assert!(por.complete() && oracle.complete());
-    assert_eq!(
-        por.failure().map(|f| f.kind()),
-        oracle.failure().map(|f| f.kind()),
-        "POR: {por}\noracle: {oracle}"
-    );
-    if por.failure().is_none() {
-        assert_eq!(Some(por.executions()), oracle.traces(), "POR vs traces");
-        assert_eq!(por.sleep_set_blocked(), 0);
-    }
-    por
-}
+mod common;
+use common::optimal;
 
 fn kind(report: &Report) -> Option<FailureKind> {
     report.failure().map(|f| f.kind())

@@ -10,7 +10,7 @@ use kase_bench::kase_models::*;
 /// passed, completed, wasted nothing and ran `traces` executions.
 #[track_caller]
 fn assert_traces(traces: u64, model: impl Fn() + Sync) -> Report {
-    let report = Builder::new().explore(model);
+    let report = Builder::new().peeking(false).explore(model);
     assert!(report.failure().is_none(), "{report}");
     assert!(report.complete(), "{report}");
     assert_eq!(report.sleep_set_blocked(), 0, "redundant executions");
@@ -73,7 +73,9 @@ fn sdpor_exponential_is_linear() {
 
 #[test]
 fn dining_philosophers_deadlock() {
-    let report = Builder::new().explore(|| dining_philosophers(3));
+    let report = Builder::new()
+        .peeking(false)
+        .explore(|| dining_philosophers(3));
     let failure = report.failure().expect("the deadlock is found");
     assert_eq!(failure.kind(), FailureKind::Deadlock, "{report}");
     // Exploration stops at the deadlock: at most 2^3 − 2 passing runs before.
@@ -137,7 +139,7 @@ fn catalog_quick_rows() {
             };
             let kase = program.kase;
             let params = params.to_vec();
-            let report = Builder::new().explore(|| kase(&params));
+            let report = Builder::new().peeking(false).explore(|| kase(&params));
             assert!(report.complete() && report.failure().is_none(), "{report}");
             assert_eq!(
                 report.executions(),

@@ -81,6 +81,7 @@ enum Setter {
     MaxSteps(u64),
     StackSize(u64),
     Replay(syn::LitStr),
+    Peeking(bool),
 }
 
 impl Args {
@@ -120,6 +121,7 @@ impl Args {
                     quote_spanned!(span=> .stack_size(#n))
                 }
                 Setter::Replay(s) => quote_spanned!(span=> .replay(#s)),
+                Setter::Peeking(on) => quote_spanned!(span=> .peeking(#on)),
             }
         });
         quote!(#krate::Builder::new() #(#calls)*)
@@ -280,19 +282,10 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
             args.persist = Some((key_span, b.value));
             return Ok(());
         }
-        "peeking" => {
-            let b = match lit(value) {
-                Some(Lit::Bool(b)) => b,
-                _ => return Err(syn::Error::new(value.span(), "expected `true` or `false`")),
-            };
-            let _ = b;
-            return Err(syn::Error::new(
-                key_span,
-                format!(
-                    "`{key}` is not supported yet: the runtime has no `Builder::{key}` setting"
-                ),
-            ));
-        }
+        "peeking" => match lit(value) {
+            Some(Lit::Bool(b)) => Setter::Peeking(b.value),
+            _ => return Err(syn::Error::new(value.span(), "expected `true` or `false`")),
+        },
         "max_executions" => Setter::MaxExecutions(int(value, "u64")?),
         "max_steps" => Setter::MaxSteps(int(value, "u64")?),
         "stack_size" => {
@@ -369,10 +362,14 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
 /// a compile error (the runtime parses it again and explains in more detail).
 fn check_schedule(text: &str) -> Result<(), String> {
     let text = text.trim();
-    let Some(body) = text.strip_prefix("kase1:") else {
+    // `kase1p:` was recorded with critical-section peeking.
+    let Some(body) = text
+        .strip_prefix("kase1:")
+        .or_else(|| text.strip_prefix("kase1p:"))
+    else {
         return Err(format!(
-            "not a kase schedule: {text:?} does not start with \"kase1:\"; copy the whole \
-             `kase1:…` string from the failure report"
+            "not a kase schedule: {text:?} does not start with \"kase1:\" or \"kase1p:\"; copy \
+             the whole `kase1:…` string from the failure report"
         ));
     };
     if body.is_empty() {
@@ -475,6 +472,7 @@ pub(crate) fn parse_duration(text: &str) -> Result<(u64, u32), &'static str> {
 #[cfg(test)]
 mod tests {
     use super::parse_duration;
+    use proc_macro2::TokenStream;
 
     #[test]
     fn durations() {
@@ -496,10 +494,22 @@ mod tests {
     fn schedules_are_checked() {
         assert!(super::check_schedule("kase1:1.0.0").is_ok());
         assert!(super::check_schedule("kase1:").is_ok());
+        assert!(super::check_schedule("kase1p:0.1").is_ok());
         assert!(super::check_schedule("1.0.0").is_err());
         assert!(super::check_schedule("kase1:1..0").is_err());
         assert!(super::check_schedule("kase1:1.0.").is_err());
         assert!(super::check_schedule("kase1:1.x").is_err());
+    }
+
+    #[test]
+    fn peeking_becomes_a_builder_call() {
+        for on in [true, false] {
+            let tokens: TokenStream = format!("peeking = {on}").parse().unwrap();
+            let (args, error) = super::parse(tokens, super::TEST_KEYS, "kase::test");
+            assert!(error.is_none());
+            let builder = args.builder().to_string().replace(' ', "");
+            assert!(builder.ends_with(&format!(".peeking({on})")), "{builder}");
+        }
     }
 
     #[test]

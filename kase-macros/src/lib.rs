@@ -94,7 +94,7 @@ use rewrite::Rewriter;
 /// | `expect` | `"panic"` \| `"deadlock"` \| `"data race"` \| `"livelock"` \| `"leak"` \| `"nondeterminism"` | see below |
 /// | `persist` | `bool` (default `true`) | `false`: `.persist(Persist::Off)` |
 /// | `crate` | `"path"` to kase, for a renamed dependency (default `::kase`) | |
-/// | `peeking` | `bool` | compile error: not supported yet |
+/// | `peeking` | `bool` (default `true`) | `.peeking(…)`: critical-section peeking |
 ///
 /// A `replay` schedule is checked for its shape at expansion (a typo is a
 /// compile error).

@@ -44,7 +44,7 @@ pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
 pub const DEFAULT_MINIMIZE: u64 = 1_000;
 /// Whether critical-section peeking is on by default (see
 /// [`Builder::peeking`]).
-pub const DEFAULT_PEEKING: bool = false;
+pub const DEFAULT_PEEKING: bool = true;
 
 impl Default for Builder {
     fn default() -> Self {

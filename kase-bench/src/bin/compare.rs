@@ -153,7 +153,7 @@ fn cell(args: &[String]) -> ExitCode {
 
 /// Returns ((executions, sleep-set-blocked), status).
 fn run_kase(program: &'static Program, params: Vec<usize>) -> ((u64, u64), String) {
-    let report = kase::Builder::new().explore(move || {
+    let report = kase::Builder::new().peeking(false).explore(move || {
         INVOCATIONS.fetch_add(1, Ordering::Relaxed);
         (program.kase)(&params)
     });

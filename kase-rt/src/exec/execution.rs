@@ -160,7 +160,8 @@ pub(crate) struct Outcome {
     pub interner: ThreadInterner,
     /// Kinds of the objects, by index.
     pub objects: Vec<ObjectKind>,
-    /// It ran with critical-section peeking.
+    /// It ran with critical-section peeking and some pure section happened
+    /// (so its schedule replays only with peeking: `kase1p:`).
     pub peeking: bool,
     /// Why peeking may have missed behaviours (`exec/peek.rs`, D1), if it
     /// may have.
@@ -1138,7 +1139,7 @@ pub(crate) fn run(
         fault: exec.fault,
         interner: exec.interner,
         objects,
-        peeking: exec.peeking,
+        peeking: exec.peeking && !exec.sections.all.is_empty(),
         peek_violation: exec.peek_violation,
     }
 }

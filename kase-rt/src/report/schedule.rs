@@ -6,9 +6,11 @@
 //! execution spawns them), e.g. `kase1:1.0.0`. Only real choice points are
 //! recorded: a step where a single thread could run is not, and neither are
 //! the operations of a thread that unwinds from a panic (it never switches).
-//! A schedule recorded with critical-section peeking starts with `kase1p:`:
-//! pure parts of critical sections have no choice points then, so it
-//! replays with peeking on whatever the builder says.
+//! A schedule of an execution that ran a critical section with peeking
+//! starts with `kase1p:`: pure parts of critical sections have no choice
+//! points then, so it replays with peeking on whatever the builder says.
+//! (Without such a section peeking changes nothing, and the schedule is
+//! `kase1:`.)
 
 use std::fmt;
 use std::str::FromStr;

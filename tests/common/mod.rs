@@ -1,0 +1,36 @@
+//! Helpers shared by the integration tests (`mod common;` in each).
+
+use kase::{Builder, Report, Strategy};
+
+/// Explores `model` with POR and with the exhaustive oracle (default
+/// settings, so critical-section peeking on): they find the same failure
+/// kind, and without a failure POR runs exactly one execution per trace of
+/// the oracle and no redundant one. Executions of an exploration that was
+/// discarded because peeking had to be turned off do not count (both
+/// explorations then ran without peeking, which is checked too).
+pub fn optimal<F: Fn() + Sync>(model: F) -> Report {
+    let por = Builder::new().explore(&model);
+    let oracle = Builder::new()
+        .strategy(Strategy::Exhaustive)
+        .explore(&model);
+    assert_eq!(
+        por.failure().map(|f| f.kind()),
+        oracle.failure().map(|f| f.kind()),
+        "POR: {por}\noracle: {oracle}"
+    );
+    if por.failure().is_none() {
+        assert!(por.complete() && oracle.complete());
+        assert_eq!(
+            por.peeking(),
+            oracle.peeking(),
+            "peeking turned off by one exploration only"
+        );
+        assert_eq!(
+            Some(por.executions() - por.discarded_executions()),
+            oracle.traces(),
+            "POR executions vs the oracle's traces"
+        );
+        assert_eq!(por.sleep_set_blocked(), 0);
+    }
+    por
+}

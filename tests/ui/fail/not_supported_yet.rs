@@ -1,4 +1,0 @@
-#[kase::test(peeking = false)]
-fn peeking_off() {}
-
-fn main() {}
