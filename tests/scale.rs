@@ -1,6 +1,6 @@
 //! Memory stays nearly flat over many executions: the explorer keeps what
 //! the current branch needs, not what every execution so far left behind
-//! (less than 64 heap bytes per execution remain, see the assertion).
+//! (at most 2 heap bytes per execution remain, see the assertion).
 //!
 //! This binary counts every heap byte (a counting global allocator), so it
 //! holds this one test only: another test running beside it would count too.
@@ -120,11 +120,11 @@ fn memory_is_flat_across_many_executions() {
         report.peak_events()
     );
     // Before pruning dropped the index entries and kinds of the events it
-    // pruned, the heap grew by about 600 bytes per execution. What is left
-    // (about 20: POR's union-find of canonical object names, which never
-    // recycles a name) is under this bound.
+    // pruned, the heap grew by about 600 bytes per execution, and by about
+    // 20 while thread objects got a new canonical name in every execution.
+    // Now it does not grow (measured: 0.0); allow allocator noise.
     assert!(
-        growth as u64 <= between * 64,
+        growth as u64 <= between * 2,
         "the heap grew from {first} to {last} bytes over {between} executions"
     );
     let peak = report.peak_events().expect("POR reports its peak");

@@ -160,6 +160,8 @@ pub(crate) struct Outcome {
     pub interner: ThreadInterner,
     /// Kinds of the objects, by index.
     pub objects: Vec<ObjectKind>,
+    /// For thread objects, their thread (by object index).
+    pub owners: Vec<Option<ThreadIdx>>,
     /// It ran with critical-section peeking and some pure section happened
     /// (so its schedule replays only with peeking: `kase1p:`).
     pub peeking: bool,
@@ -223,7 +225,7 @@ impl Execution {
             fault: None,
             teardown: false,
         };
-        let object = exec.add_object(ObjectDetail::Thread);
+        let object = exec.add_object(ObjectDetail::Thread(ThreadIdx::MAIN));
         let mut main = ThreadState::new(ThreadIdx::MAIN, object, VectorClock::new());
         main.hb = ThreadHb::new(ThreadIdx::MAIN, &VectorClock::new());
         exec.add_thread(main);
@@ -274,6 +276,11 @@ impl Execution {
     /// What kind of object `object` is.
     pub(crate) fn object_kind(&self, object: ObjectIdx) -> ObjectKind {
         self.objects[object.0 as usize].kind()
+    }
+
+    /// The thread whose thread object `object` is, if it is one.
+    pub(crate) fn object_owner(&self, object: ObjectIdx) -> Option<ThreadIdx> {
+        self.objects[object.0 as usize].owner()
     }
 
     fn add_object(&mut self, detail: ObjectDetail) -> ObjectIdx {
@@ -638,7 +645,7 @@ impl Execution {
             p.spawned - 1
         };
         let child = self.interner.child(parent, nth, name);
-        let object = self.add_object(ObjectDetail::Thread);
+        let object = self.add_object(ObjectDetail::Thread(child));
         let clock = self
             .events
             .last()
@@ -1125,6 +1132,7 @@ pub(crate) fn run(
     });
     let exec = exec.into_inner();
     let objects = exec.objects.iter().map(ObjectState::kind).collect();
+    let owners = exec.objects.iter().map(ObjectState::owner).collect();
     let pending = exec
         .threads
         .iter()
@@ -1139,6 +1147,7 @@ pub(crate) fn run(
         fault: exec.fault,
         interner: exec.interner,
         objects,
+        owners,
         peeking: exec.peeking && !exec.sections.all.is_empty(),
         peek_violation: exec.peek_violation,
     }

@@ -106,8 +106,9 @@ pub(crate) enum ObjectDetail {
     Mutex(MutexState),
     RwLock(MutexState),
     Condvar,
-    /// The thread object of a model thread.
-    Thread,
+    /// The thread object of a model thread (the target of its spawn and
+    /// join), and the thread.
+    Thread(ThreadIdx),
     /// The park token of a model thread.
     Park,
     /// A tracked `UnsafeCell`: an object of visible operations only inside
@@ -185,10 +186,18 @@ impl ObjectState {
             ObjectDetail::Mutex(_) => ObjectKind::Mutex,
             ObjectDetail::RwLock(_) => ObjectKind::RwLock,
             ObjectDetail::Condvar => ObjectKind::Condvar,
-            ObjectDetail::Thread => ObjectKind::Thread,
+            ObjectDetail::Thread(_) => ObjectKind::Thread,
             ObjectDetail::Park => ObjectKind::Park,
             ObjectDetail::Cell(_) => ObjectKind::Cell,
             ObjectDetail::Data => ObjectKind::Data,
+        }
+    }
+
+    /// The thread whose thread object this is, for a thread object.
+    pub(crate) fn owner(&self) -> Option<ThreadIdx> {
+        match self.detail {
+            ObjectDetail::Thread(t) => Some(t),
+            _ => None,
         }
     }
 

@@ -1,6 +1,6 @@
 //! Alternatives through a comb (quasi-optimal-por.txt, §5, Definition 6).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::unfolding::EventId;
 use super::{Alternatives, Por};
@@ -36,11 +36,7 @@ impl Por {
             let mut spike: Vec<EventId> = self
                 .unit_chain(target)
                 .into_iter()
-                .flat_map(|b| {
-                    self.u
-                        .neighbours(b)
-                        .filter(move |&x| self.u.immediate_conflict(x, b))
-                })
+                .flat_map(|b| self.immediate_conflicts(b))
                 .filter(|&x| {
                     !maximal.iter().any(|&m| self.u.conflict(x, m))
                         && !d.iter().any(|&y| self.u.leq(y, x))
@@ -66,6 +62,31 @@ impl Por {
         };
         self.combine(&spikes, &mut chosen, &mut accept);
         found
+    }
+
+    /// The events of `U` in immediate conflict with `b`. Immediate conflict
+    /// between two events never changes, and `b`'s neighbour lists only
+    /// grow between prunings, so each list is scanned once per new entry:
+    /// the same events of `D` are targets of many alternatives.
+    fn immediate_conflicts(&self, b: EventId) -> Vec<EventId> {
+        let mut cache = self.conflict_cache.borrow_mut();
+        if cache.generation != self.u.generation() {
+            cache.entries.clear();
+            cache.generation = self.u.generation();
+        }
+        let (same_thread, same_object) = self.u.neighbour_lists(b);
+        let entry = cache.entries.entry(b).or_default();
+        for &x in same_thread[entry.thread_seen..]
+            .iter()
+            .chain(&same_object[entry.object_seen..])
+        {
+            if self.u.immediate_conflict(x, b) {
+                entry.conflicts.push(x);
+            }
+        }
+        entry.thread_seen = same_thread.len();
+        entry.object_seen = same_object.len();
+        entry.conflicts.clone()
     }
 
     /// Depth-first search for one pairwise conflict-free combination that
@@ -94,4 +115,22 @@ impl Por {
         }
         false
     }
+}
+
+/// Immediate conflicts found so far, per event (see
+/// [`Por::immediate_conflicts`]).
+#[derive(Default)]
+pub(super) struct ConflictCache {
+    /// The unfolding's generation the entries were built in.
+    generation: u64,
+    entries: HashMap<EventId, ConflictEntry>,
+}
+
+#[derive(Default)]
+struct ConflictEntry {
+    /// How much of the same-thread and same-object neighbour lists was
+    /// scanned.
+    thread_seen: usize,
+    object_seen: usize,
+    conflicts: Vec<EventId>,
 }

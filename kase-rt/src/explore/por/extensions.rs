@@ -18,7 +18,12 @@ const MAX_READ_SUBSET: usize = 16;
 impl Por {
     /// Adds `ex(C)` for the configuration just explored, and for the actions
     /// threads were still waiting to perform (`pending`).
-    pub(super) fn add_extensions(&mut self, pending: &[Action], kinds: &[ObjectKind]) {
+    pub(super) fn add_extensions(
+        &mut self,
+        pending: &[Action],
+        kinds: &[ObjectKind],
+        owners: &[Option<ThreadIdx>],
+    ) {
         // The write chain of every object in C, and the reads of each write.
         let mut writes: HashMap<Name, Vec<Option<EventId>>> = HashMap::new();
         let mut reads: HashMap<(Name, Option<EventId>), Vec<EventId>> = HashMap::new();
@@ -59,7 +64,8 @@ impl Por {
         for action in pending {
             if let Some(x) = action.object {
                 let pred = self.last_of(action.thread);
-                let name = self.bind(x, kinds[x.0 as usize], action.thread, pred);
+                let i = x.0 as usize;
+                let name = self.bind(x, (kinds[i], owners[i]), action.thread, pred);
                 self.place(&chains, action.thread, action.kind, name, pred);
             }
         }

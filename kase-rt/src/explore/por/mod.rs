@@ -70,6 +70,9 @@ pub(crate) struct Por {
     /// Thread `t`'s action after event `p` is a function of `p`: what each
     /// such action was when first seen.
     labels: HashMap<(ThreadIdx, Option<EventId>), Label>,
+    /// The name of each thread's thread object (the same in every
+    /// execution, so it is never minted anew nor merged).
+    thread_names: HashMap<ThreadIdx, Name>,
     // State of the current execution.
     processed: usize,
     config: Vec<EventId>,
@@ -92,6 +95,8 @@ pub(crate) struct Por {
     /// The current execution ran a unit of `D` (only possible with peeking,
     /// if a guided pure part turned out differently): it is redundant.
     hit_d: bool,
+    /// Immediate conflicts per event, kept across alternatives.
+    conflict_cache: std::cell::RefCell<comb::ConflictCache>,
     /// Guided runs that dropped their guide because a pure part's
     /// completion differed from the alternative's (see POR-DESIGN.md).
     pub(crate) abandoned_guides: u64,
@@ -110,6 +115,7 @@ impl Por {
             u: Unfolding::default(),
             alternatives,
             labels: HashMap::new(),
+            thread_names: HashMap::new(),
             processed: 0,
             config: Vec::new(),
             pos: HashMap::new(),
@@ -125,6 +131,7 @@ impl Por {
             d_by_first: HashMap::new(),
             hit_d: false,
             abandoned_guides: 0,
+            conflict_cache: Default::default(),
             guide: HashSet::new(),
             replay: Vec::new(),
             expected: Vec::new(),
@@ -145,11 +152,12 @@ impl Por {
         self.last[t.index()] = Some(e);
     }
 
-    /// The canonical name of runtime object `x`, first used by `t` after `pred`.
+    /// The canonical name of runtime object `x` (of `kind`; the thread
+    /// object of `owner`, if it is one), first used by `t` after `pred`.
     fn bind(
         &mut self,
         x: ObjectIdx,
-        kind: ObjectKind,
+        (kind, owner): (ObjectKind, Option<ThreadIdx>),
         t: ThreadIdx,
         pred: Option<EventId>,
     ) -> Name {
@@ -160,9 +168,13 @@ impl Por {
         if let Some(o) = &self.objects[i] {
             return o.name;
         }
-        let name = match self.labels.get(&(t, pred)).and_then(|l| l.name) {
-            Some(n) => n,
-            None => self.u.names.fresh(),
+        let name = match (owner, self.labels.get(&(t, pred)).and_then(|l| l.name)) {
+            (Some(thread), _) => *self
+                .thread_names
+                .entry(thread)
+                .or_insert_with(|| self.u.names.fresh()),
+            (None, Some(n)) => n,
+            (None, None) => self.u.names.fresh(),
         };
         self.u.set_kind(name, kind);
         self.objects[i] = Some(ObjState {
@@ -180,7 +192,11 @@ impl Por {
     }
 
     /// Adds the events the execution produced since the last call.
-    fn sync(&mut self, events: &[exec::Event], kinds: impl Fn(ObjectIdx) -> ObjectKind) {
+    fn sync(
+        &mut self,
+        events: &[exec::Event],
+        kinds: impl Fn(ObjectIdx) -> (ObjectKind, Option<ThreadIdx>),
+    ) {
         while self.processed < events.len() {
             let ev = &events[self.processed];
             self.processed += 1;
@@ -188,7 +204,11 @@ impl Por {
         }
     }
 
-    fn process(&mut self, ev: &exec::Event, kinds: impl Fn(ObjectIdx) -> ObjectKind) {
+    fn process(
+        &mut self,
+        ev: &exec::Event,
+        kinds: impl Fn(ObjectIdx) -> (ObjectKind, Option<ThreadIdx>),
+    ) {
         let t = ev.action.thread;
         let kind = ev.action.kind;
         let pred = self.last_of(t);
@@ -348,7 +368,9 @@ impl Por {
 impl Scheduler for Por {
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
         let exec = point.execution;
-        self.sync(exec.events(), |x| exec.object_kind(x));
+        self.sync(exec.events(), |x| {
+            (exec.object_kind(x), exec.object_owner(x))
+        });
         if let Some(message) = self.diverged.take() {
             return Err(Stop::Diverged(message));
         }
@@ -433,14 +455,16 @@ impl Scheduler for Por {
 
 impl Explorer for Por {
     fn advance(&mut self, outcome: &Outcome) -> Result<bool, String> {
-        self.sync(&outcome.events, |x| outcome.objects[x.0 as usize]);
+        self.sync(&outcome.events, |x| {
+            (outcome.objects[x.0 as usize], outcome.owners[x.0 as usize])
+        });
         if let Some(message) = self.diverged.take() {
             return Err(message);
         }
         if outcome.redundant || self.hit_d {
             self.redundant += 1;
         }
-        self.add_extensions(&outcome.pending, &outcome.objects);
+        self.add_extensions(&outcome.pending, &outcome.objects, &outcome.owners);
         self.peak_events = self.peak_events.max(self.u.len());
         while let Some(node) = self.nodes.last() {
             // A node without an event: its configuration had nothing to run

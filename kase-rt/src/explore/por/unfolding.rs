@@ -1,7 +1,6 @@
 //! The prime event structure `U`: events discovered so far, with causality
 //! and conflict. See `POR-DESIGN.md` for the definitions.
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use crate::exec::gate::Gate;
@@ -66,7 +65,8 @@ pub(crate) struct Event {
     write_depth: u32,
     /// For each thread, its maximal event in the history.
     tmax: Vec<Option<EventId>>,
-    /// For each object in the history, its frontier (sorted by name).
+    /// For each object in the history, its frontier, by canonical name
+    /// (sorted; [`Unfolding::union_names`] renames merged names).
     frontiers: Vec<(Name, Frontier)>,
     /// For a write: its object's gate after it (which operations it
     /// enables). `Gate::Open` for reads and events without an object.
@@ -91,6 +91,9 @@ pub(crate) struct Unfolding {
     by_name: HashMap<Name, HashMap<Option<EventId>, Vec<EventId>>>,
     /// The kind of object each name denotes (for its initial gate).
     kinds: HashMap<Name, ObjectKind>,
+    /// Bumped whenever neighbour lists lose or reorder entries (pruning,
+    /// merged names): caches built on their prefixes are then stale.
+    generation: u64,
 }
 
 impl Unfolding {
@@ -108,6 +111,7 @@ impl Unfolding {
     /// Drops every event for which `keep` is false. The caller guarantees
     /// the kept events are causally closed and no longer refers to the others.
     pub(crate) fn retain(&mut self, keep: impl Fn(EventId) -> bool) {
+        self.generation += 1;
         for id in 0..self.events.len() as EventId {
             if self.events[id as usize].is_some() && !keep(id) {
                 let ev = self.events[id as usize].take().expect("checked");
@@ -145,9 +149,27 @@ impl Unfolding {
         if a == b {
             return;
         }
+        self.generation += 1;
         self.names.union(a, b);
         let keep = self.names.find(a);
         let moved = if keep == a { b } else { a };
+        // Keep every frontier list canonical and sorted (merges are rare:
+        // a few per exploration, when one object first met under two names).
+        for id in 0..self.events.len() {
+            let Some(ev) = &self.events[id] else {
+                continue;
+            };
+            let Some(i) = ev.frontiers.iter().position(|(n, _)| *n == moved) else {
+                continue;
+            };
+            let mut list = ev.frontiers.clone();
+            let (_, f) = list.remove(i);
+            match list.binary_search_by_key(&keep, |(n, _)| *n) {
+                Ok(j) => self.join_frontier(&mut list[j].1, &f),
+                Err(j) => list.insert(j, (keep, f)),
+            }
+            self.events[id].as_mut().expect("checked").frontiers = list;
+        }
         if let Some(lists) = self.by_name.remove(&moved) {
             let into = self.by_name.entry(keep).or_default();
             for (write, list) in lists {
@@ -199,17 +221,30 @@ impl Unfolding {
     /// same write (POR-DESIGN.md, "Immediate conflicts": any other
     /// conflicting event has a predecessor that already conflicts with `e`).
     pub(crate) fn neighbours(&self, e: EventId) -> impl Iterator<Item = EventId> + '_ {
+        let (thread, object) = self.neighbour_lists(e);
+        thread.iter().chain(object).copied()
+    }
+
+    /// [`neighbours`](Self::neighbours) as its two lists, same thread and
+    /// same object. Both only grow (new events go at the end) until
+    /// [`generation`](Self::generation) changes.
+    pub(crate) fn neighbour_lists(&self, e: EventId) -> (&[EventId], &[EventId]) {
         let ev = self.get(e);
         let same_object = ev
             .name
             .and_then(|n| self.by_name.get(&self.names.find(n)))
-            .and_then(|m| m.get(&ev.write));
-        self.by_thread
+            .and_then(|m| m.get(&ev.write))
+            .map_or(&[][..], Vec::as_slice);
+        let same_thread = self
+            .by_thread
             .get(&(ev.thread, ev.pred))
-            .into_iter()
-            .flatten()
-            .chain(same_object.into_iter().flatten())
-            .copied()
+            .map_or(&[][..], Vec::as_slice);
+        (same_thread, same_object)
+    }
+
+    /// Changes when neighbour lists lose entries or are merged.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
     }
 
     pub(crate) fn find(
@@ -309,8 +344,9 @@ impl Unfolding {
                 write_depth = base_depth;
                 f.reads.push(id);
             }
-            frontiers.sort_by_key(|(n, _)| *n);
         }
+        // Sorted by name: lookups and conflict checks rely on it.
+        frontiers.sort_by_key(|(n, _)| *n);
         let event = Event {
             thread,
             kind,
@@ -367,15 +403,24 @@ impl Unfolding {
                 (a, b) => a.or(b),
             };
         }
-        for (name, f) in &ev.frontiers {
-            let canonical = self.names.find(*name);
-            match frontiers
-                .iter_mut()
-                .find(|(n, _)| self.names.find(*n) == canonical)
-            {
-                None => frontiers.push((canonical, f.clone())),
-                Some((_, mine)) => self.join_frontier(mine, f),
-            }
+        // Both lists are sorted by canonical name: merge them.
+        let mine = std::mem::take(frontiers);
+        let mut mine = mine.into_iter().peekable();
+        let mut theirs = ev.frontiers.iter().peekable();
+        loop {
+            let next = match (mine.peek(), theirs.peek()) {
+                (None, None) => break,
+                (Some(_), None) => mine.next().expect("peeked"),
+                (None, Some(_)) => theirs.next().cloned().expect("peeked"),
+                (Some((m, _)), Some((t, _))) if m < t => mine.next().expect("peeked"),
+                (Some((m, _)), Some((t, _))) if m > t => theirs.next().cloned().expect("peeked"),
+                (Some(_), Some(_)) => {
+                    let (name, mut f) = mine.next().expect("peeked");
+                    self.join_frontier(&mut f, &theirs.next().expect("peeked").1);
+                    (name, f)
+                }
+            };
+            frontiers.push(next);
         }
     }
 
@@ -403,24 +448,17 @@ impl Unfolding {
 
     /// The frontier of object `name` in `[e]`, if `[e]` touches it.
     pub(crate) fn frontier(&self, e: EventId, name: Name) -> Option<Frontier> {
-        self.frontier_ref(e, name).map(Cow::into_owned)
+        self.frontier_ref(e, name).cloned()
     }
 
-    /// Like [`frontier`](Self::frontier), borrowing when the event has a
-    /// single entry for the object (always, unless names merged after the
-    /// event was created).
-    fn frontier_ref(&self, e: EventId, name: Name) -> Option<Cow<'_, Frontier>> {
+    /// Like [`frontier`](Self::frontier), borrowed.
+    fn frontier_ref(&self, e: EventId, name: Name) -> Option<&Frontier> {
+        let frontiers = &self.get(e).frontiers;
         let canonical = self.names.find(name);
-        let mut out: Option<Cow<'_, Frontier>> = None;
-        for (n, f) in &self.get(e).frontiers {
-            if self.names.find(*n) == canonical {
-                match &mut out {
-                    None => out = Some(Cow::Borrowed(f)),
-                    Some(o) => self.join_frontier(o.to_mut(), f),
-                }
-            }
-        }
-        out
+        let i = frontiers
+            .binary_search_by_key(&canonical, |(n, _)| *n)
+            .ok()?;
+        Some(&frontiers[i].1)
     }
 
     /// The maximal event of `thread` in `[e]`.
@@ -491,11 +529,19 @@ impl Unfolding {
                 }
             }
         }
-        for (name, _) in &ea.frontiers {
-            if let (Some(fa), Some(fb)) = (self.frontier_ref(a, *name), self.frontier_ref(b, *name))
-            {
-                if !self.compatible(&fa, &fb) {
-                    return true;
+        // Both lists are sorted by canonical name: walk them together.
+        let (mut i, mut j) = (0, 0);
+        let (fa, fb) = (&ea.frontiers, &eb.frontiers);
+        while i < fa.len() && j < fb.len() {
+            match fa[i].0.cmp(&fb[j].0) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    if !self.compatible(&fa[i].1, &fb[j].1) {
+                        return true;
+                    }
+                    i += 1;
+                    j += 1;
                 }
             }
         }
@@ -546,8 +592,8 @@ impl Unfolding {
         for &e in events {
             if let Some(f) = self.frontier_ref(e, name) {
                 match &mut out {
-                    None => out = Some(f.into_owned()),
-                    Some(o) => self.join_frontier(o, &f),
+                    None => out = Some(f.clone()),
+                    Some(o) => self.join_frontier(o, f),
                 }
             }
         }
