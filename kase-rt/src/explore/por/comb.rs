@@ -1,6 +1,6 @@
 //! Alternatives through a comb (quasi-optimal-por.txt, §5, Definition 6).
 
-use std::collections::{HashMap, HashSet};
+use super::fast_hash::{Map, Set};
 
 use super::unfolding::EventId;
 use super::{Alternatives, Por};
@@ -9,7 +9,7 @@ impl Por {
     /// A clue to explore at node `i` without its unit `event` (by its last
     /// event): `J \ C` for a k-partial (or full) alternative `J` to
     /// `D ∪ {event}` after `C`, or `None` if there is none.
-    pub(super) fn alternative(&self, i: usize, event: EventId) -> Option<HashSet<EventId>> {
+    pub(super) fn alternative(&self, i: usize, event: EventId) -> Option<Set<EventId>> {
         let config_len = self.nodes[i].config_len;
         let in_c = |x: EventId| self.pos.get(&x).is_some_and(|&p| p < config_len);
         let mut d: Vec<EventId> = self.in_d.keys().copied().filter(|&x| x != event).collect();
@@ -123,7 +123,7 @@ impl Por {
 pub(super) struct ConflictCache {
     /// The unfolding's generation the entries were built in.
     generation: u64,
-    entries: HashMap<EventId, ConflictEntry>,
+    entries: Map<EventId, ConflictEntry>,
 }
 
 #[derive(Default)]

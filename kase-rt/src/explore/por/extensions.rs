@@ -2,7 +2,7 @@
 //! configuration, found by re-placing each thread's action earlier on its
 //! object (the generalised `cexp` of `POR-DESIGN.md`).
 
-use std::collections::HashMap;
+use super::fast_hash::Map;
 
 use crate::exec::{Action, ObjectKind, OpKind, ThreadIdx};
 
@@ -25,8 +25,8 @@ impl Por {
         owners: &[Option<ThreadIdx>],
     ) {
         // The write chain of every object in C, and the reads of each write.
-        let mut writes: HashMap<Name, Vec<Option<EventId>>> = HashMap::new();
-        let mut reads: HashMap<(Name, Option<EventId>), Vec<EventId>> = HashMap::new();
+        let mut writes: Map<Name, Vec<Option<EventId>>> = Map::default();
+        let mut reads: Map<(Name, Option<EventId>), Vec<EventId>> = Map::default();
         for &e in &self.config {
             let ev = self.u.get(e);
             let Some(name) = ev.name else { continue };
@@ -110,9 +110,9 @@ impl Por {
                 if !gate.enabled(kind, t, &[]) {
                     continue;
                 }
-                let preds: Vec<EventId> = w.into_iter().collect();
-                if let Some(extra) = self.settle(t, kind, name, pred, w, &preds) {
-                    self.u.intern(t, kind, Some(name), pred, preds, extra);
+                let preds = w.as_slice();
+                if let Some(extra) = self.settle(t, kind, name, pred, w, preds) {
+                    self.u.intern(t, kind, Some(name), pred, preds, &extra);
                 }
                 continue;
             }
@@ -166,7 +166,7 @@ impl Por {
                     set
                 };
                 if let Some(extra) = self.settle(t, kind, name, pred, w, &preds) {
-                    self.u.intern(t, kind, Some(name), pred, preds, extra);
+                    self.u.intern(t, kind, Some(name), pred, &preds, &extra);
                 }
             }
         }
@@ -223,8 +223,8 @@ impl Por {
 /// Per object of the configuration: its writes in order (`None` first: the
 /// initial value) and the reads of each.
 struct Chains {
-    writes: HashMap<Name, Vec<Option<EventId>>>,
-    reads: HashMap<(Name, Option<EventId>), Vec<EventId>>,
+    writes: Map<Name, Vec<Option<EventId>>>,
+    reads: Map<(Name, Option<EventId>), Vec<EventId>>,
     /// Where each write stands in its chain.
-    position: HashMap<(Name, Option<EventId>), usize>,
+    position: Map<(Name, Option<EventId>), usize>,
 }

@@ -4,12 +4,13 @@
 
 mod comb;
 mod extensions;
+mod fast_hash;
 mod names;
 mod peek;
 mod prune;
 mod unfolding;
 
-use std::collections::{HashMap, HashSet};
+use self::fast_hash::{Map, Set};
 use std::panic::Location;
 
 use crate::exec::{
@@ -69,14 +70,14 @@ pub(crate) struct Por {
     alternatives: Alternatives,
     /// Thread `t`'s action after event `p` is a function of `p`: what each
     /// such action was when first seen.
-    labels: HashMap<(ThreadIdx, Option<EventId>), Label>,
+    labels: Map<(ThreadIdx, Option<EventId>), Label>,
     /// The name of each thread's thread object (the same in every
     /// execution, so it is never minted anew nor merged).
-    thread_names: HashMap<ThreadIdx, Name>,
+    thread_names: Map<ThreadIdx, Name>,
     // State of the current execution.
     processed: usize,
     config: Vec<EventId>,
-    pos: HashMap<EventId, usize>,
+    pos: Map<EventId, usize>,
     /// Per thread, its events in `config` with their positions, in order.
     positions: Vec<Vec<(usize, EventId)>>,
     last: Vec<Option<EventId>>,
@@ -89,9 +90,9 @@ pub(crate) struct Por {
     nodes: Vec<Node>,
     /// `D`: units, by their last event (a pure part of a critical section
     /// is one unit), counted per node that added them.
-    in_d: HashMap<EventId, u32>,
+    in_d: Map<EventId, u32>,
     /// The units of `D` that are pure parts, by their first event.
-    d_by_first: HashMap<EventId, Vec<EventId>>,
+    d_by_first: Map<EventId, Vec<EventId>>,
     /// The current execution ran a unit of `D` (only possible with peeking,
     /// if a guided pure part turned out differently): it is redundant.
     hit_d: bool,
@@ -100,7 +101,7 @@ pub(crate) struct Por {
     /// Guided runs that dropped their guide because a pure part's
     /// completion differed from the alternative's (see POR-DESIGN.md).
     pub(crate) abandoned_guides: u64,
-    guide: HashSet<EventId>,
+    guide: Set<EventId>,
     replay: Vec<ThreadIdx>,
     expected: Vec<EventId>,
     redundant: u64,
@@ -114,11 +115,11 @@ impl Por {
         Por {
             u: Unfolding::default(),
             alternatives,
-            labels: HashMap::new(),
-            thread_names: HashMap::new(),
+            labels: Map::default(),
+            thread_names: Map::default(),
             processed: 0,
             config: Vec::new(),
-            pos: HashMap::new(),
+            pos: Map::default(),
             positions: Vec::new(),
             last: Vec::new(),
             objects: Vec::new(),
@@ -127,12 +128,12 @@ impl Por {
             awaiting: None,
             diverged: None,
             nodes: Vec::new(),
-            in_d: HashMap::new(),
-            d_by_first: HashMap::new(),
+            in_d: Map::default(),
+            d_by_first: Map::default(),
             hit_d: false,
             abandoned_guides: 0,
             conflict_cache: Default::default(),
-            guide: HashSet::new(),
+            guide: Set::default(),
             replay: Vec::new(),
             expected: Vec::new(),
             redundant: 0,
@@ -243,7 +244,7 @@ impl Por {
             ));
         }
         let extra = self.r_extras(t, kind, pred, &preds);
-        let (id, _) = self.u.intern(t, kind, name, pred, preds, extra);
+        let (id, _) = self.u.intern(t, kind, name, pred, &preds, &extra);
         if self.in_d.contains_key(&id) {
             self.hit_d = true;
         }

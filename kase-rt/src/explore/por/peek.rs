@@ -3,7 +3,7 @@
 //! (a pure part of a critical section is one step of Algorithm 1), and
 //! which unit a thread would run next.
 
-use std::collections::{HashMap, HashSet};
+use super::fast_hash::{Map, Set};
 
 use crate::exec::{OpKind, ThreadIdx};
 
@@ -137,7 +137,7 @@ impl Por {
     /// a pure part run from `C`'s state completes in one way only, so if
     /// each first step is a pure part that completes to a unit of `D`, no run
     /// reaches `J` (two sections each placed before the other's write, say).
-    pub(super) fn startable(&self, guide: &HashSet<EventId>, config_len: usize) -> bool {
+    pub(super) fn startable(&self, guide: &Set<EventId>, config_len: usize) -> bool {
         let in_c = |e: &EventId| self.pos.get(e).is_some_and(|&p| p < config_len);
         let mut firsts = guide.iter().filter(|&&e| {
             let ev = self.u.get(e);
@@ -154,7 +154,7 @@ impl Por {
 
     fn would_repeat(&self, rep: EventId, len: Option<usize>) -> bool {
         let chain = self.unit_chain(rep);
-        let mut seen: HashMap<Name, Frontier> = HashMap::new();
+        let mut seen: Map<Name, Frontier> = Map::default();
         // The `PeekLock` (the would-be event, so it matches) reads the mutex.
         let lock = self.u.get(chain[0]);
         if let Some(m) = lock.name.map(|n| self.u.names.find(n)) {

@@ -1,7 +1,7 @@
 //! The prime event structure `U`: events discovered so far, with causality
 //! and conflict. See `POR-DESIGN.md` for the definitions.
 
-use std::collections::{HashMap, HashSet};
+use super::fast_hash::{Map, Set};
 
 use crate::exec::gate::Gate;
 use crate::exec::{ObjectKind, OpKind, ThreadIdx};
@@ -11,9 +11,65 @@ use super::names::{Name, Names};
 /// Index of an event in [`Unfolding`].
 pub(crate) type EventId = u32;
 
-/// What identifies an event: thread, thread predecessor, object predecessors
-/// and extra predecessors.
-type Key = (ThreadIdx, Option<EventId>, Vec<EventId>, Vec<EventId>);
+/// The hash of what identifies an event: thread, thread predecessor, object
+/// predecessors and extra predecessors. Looking an event up hashes the parts
+/// in place, without building a key.
+fn key_hash(
+    thread: ThreadIdx,
+    pred: Option<EventId>,
+    obj_preds: &[EventId],
+    extra: &[EventId],
+) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = super::fast_hash::FxHasher::default();
+    (thread, pred, obj_preds, extra).hash(&mut h);
+    h.finish()
+}
+
+/// Events by the hash of their key ([`key_hash`]); collisions, rare, chain
+/// in `more`.
+#[derive(Default)]
+struct KeyIndex {
+    first: Map<u64, EventId>,
+    more: Map<u64, Vec<EventId>>,
+}
+
+impl KeyIndex {
+    fn candidates(&self, hash: u64) -> impl Iterator<Item = EventId> + '_ {
+        self.first
+            .get(&hash)
+            .into_iter()
+            .chain(self.more.get(&hash).into_iter().flatten())
+            .copied()
+    }
+
+    fn insert(&mut self, hash: u64, id: EventId) {
+        if let Some(&first) = self.first.get(&hash) {
+            debug_assert_ne!(first, id);
+            self.more.entry(hash).or_default().push(id);
+        } else {
+            self.first.insert(hash, id);
+        }
+    }
+
+    fn remove(&mut self, hash: u64, id: EventId) {
+        if self.first.get(&hash) == Some(&id) {
+            match self.more.get_mut(&hash).and_then(Vec::pop) {
+                Some(next) => {
+                    self.first.insert(hash, next);
+                }
+                None => {
+                    self.first.remove(&hash);
+                }
+            }
+        } else if let Some(list) = self.more.get_mut(&hash) {
+            list.retain(|&x| x != id);
+        }
+        if self.more.get(&hash).is_some_and(Vec::is_empty) {
+            self.more.remove(&hash);
+        }
+    }
+}
 
 /// Where an object stands in a configuration: its last write (`None`: the
 /// initial value) and the reads of that write.
@@ -83,14 +139,14 @@ pub(crate) struct Unfolding {
     events: Vec<Option<Event>>,
     free: Vec<EventId>,
     live: usize,
-    by_key: HashMap<Key, EventId>,
+    by_key: KeyIndex,
     pub names: Names,
     /// Events by thread and by object name: an event's immediate conflicts
     /// share one of the two.
-    by_thread: HashMap<(ThreadIdx, Option<EventId>), Vec<EventId>>,
-    by_name: HashMap<Name, HashMap<Option<EventId>, Vec<EventId>>>,
+    by_thread: Map<(ThreadIdx, Option<EventId>), Vec<EventId>>,
+    by_name: Map<Name, Map<Option<EventId>, Vec<EventId>>>,
     /// The kind of object each name denotes (for its initial gate).
-    kinds: HashMap<Name, ObjectKind>,
+    kinds: Map<Name, ObjectKind>,
     /// Bumped whenever neighbour lists lose or reorder entries (pruning,
     /// merged names): caches built on their prefixes are then stale.
     generation: u64,
@@ -115,8 +171,8 @@ impl Unfolding {
         for id in 0..self.events.len() as EventId {
             if self.events[id as usize].is_some() && !keep(id) {
                 let ev = self.events[id as usize].take().expect("checked");
-                self.by_key
-                    .remove(&(ev.thread, ev.pred, ev.obj_preds, ev.extra));
+                let hash = key_hash(ev.thread, ev.pred, &ev.obj_preds, &ev.extra);
+                self.by_key.remove(hash, id);
                 self.free.push(id);
                 self.live -= 1;
             }
@@ -254,11 +310,15 @@ impl Unfolding {
         obj_preds: &[EventId],
         extra: &[EventId],
     ) -> Option<EventId> {
-        // The lookup allocates its key; a borrowed key form is an easy win
-        // for the per-execution cost (issue 8).
         self.by_key
-            .get(&(thread, pred, obj_preds.to_vec(), extra.to_vec()))
-            .copied()
+            .candidates(key_hash(thread, pred, obj_preds, extra))
+            .find(|&id| {
+                let ev = self.get(id);
+                ev.thread == thread
+                    && ev.pred == pred
+                    && ev.obj_preds == obj_preds
+                    && ev.extra == extra
+            })
     }
 
     /// The mutex whose pure part `thread`'s action `kind` on `name` after
@@ -288,14 +348,16 @@ impl Unfolding {
         kind: OpKind,
         name: Option<Name>,
         pred: Option<EventId>,
-        obj_preds: Vec<EventId>,
-        extra: Vec<EventId>,
+        obj_preds: &[EventId],
+        extra: &[EventId],
     ) -> (EventId, bool) {
-        let key = (thread, pred, obj_preds, extra);
-        if let Some(&id) = self.by_key.get(&key) {
+        // Most calls meet a known event (re-placements are recomputed after
+        // every execution): look it up before allocating anything.
+        if let Some(id) = self.find(thread, pred, obj_preds, extra) {
             return (id, false);
         }
-        let (_, _, obj_preds, extra) = key;
+        let (obj_preds, extra) = (obj_preds.to_vec(), extra.to_vec());
+        let hash = key_hash(thread, pred, &obj_preds, &extra);
         let pure_of = self.pure_of_next(thread, kind, name, pred);
         let id = self.free.pop().unwrap_or(self.events.len() as EventId);
         let thread_parent = pred.filter(|&p| self.get(p).thread == thread);
@@ -354,8 +416,8 @@ impl Unfolding {
             pred,
             thread_parent,
             depth,
-            obj_preds: obj_preds.clone(),
-            extra: extra.clone(),
+            obj_preds,
+            extra,
             pure_of,
             write,
             write_depth,
@@ -370,7 +432,7 @@ impl Unfolding {
             self.events[id as usize] = Some(event);
         }
         self.live += 1;
-        self.by_key.insert((thread, pred, obj_preds, extra), id);
+        self.by_key.insert(hash, id);
         self.by_thread.entry((thread, pred)).or_default().push(id);
         if let Some(n) = name {
             self.by_name
@@ -570,8 +632,8 @@ impl Unfolding {
         &self,
         seeds: impl IntoIterator<Item = EventId>,
         stop: impl Fn(EventId) -> bool,
-    ) -> HashSet<EventId> {
-        let mut out = HashSet::new();
+    ) -> Set<EventId> {
+        let mut out = Set::default();
         let mut stack: Vec<EventId> = seeds.into_iter().collect();
         while let Some(x) = stack.pop() {
             if stop(x) || !out.insert(x) {
