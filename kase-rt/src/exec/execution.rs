@@ -797,7 +797,7 @@ impl Execution {
         };
         match kind {
             OpKind::Lock
-                if matches!(self.objects[o.0 as usize].detail, ObjectDetail::Mutex(_))
+                if matches!(&self.objects[o.0 as usize].detail, ObjectDetail::Mutex(m) if m.peekable)
                     && !std::thread::panicking() =>
             {
                 OpKind::PeekLock

@@ -95,6 +95,9 @@ impl LiveStamps {
 #[derive(Debug, Default)]
 pub(crate) struct MutexState {
     pub poisoned: bool,
+    /// Its critical sections may be peeked (a `Mutex` shim's, unless it is
+    /// the internal mutex of a shim; never an `RwLock`'s).
+    pub peekable: bool,
     /// The object standing for the guarded data (peeking), once accessed.
     pub data: Option<ObjectIdx>,
 }

@@ -191,7 +191,9 @@ fn explore_test(config: &Config, runner: &mut Runner<'_>, progress: &mut Progres
         let discarded = explored.executions;
         let warning = format!(
             "kase: note: critical-section peeking was turned off for this model after {discarded} \
-             executions, which are discarded: {reason}. Exploring again without peeking."
+             execution{}, which {} discarded: {reason}. Exploring again without peeking.",
+            if discarded == 1 { "" } else { "s" },
+            if discarded == 1 { "is" } else { "are" }
         );
         eprintln!("{warning}");
         runner.set_peeking(false);

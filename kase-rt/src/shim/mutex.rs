@@ -13,7 +13,7 @@ use std::sync::{LockResult, TryLockError, TryLockResult};
 
 use parking_lot::lock_api::RawMutex as _;
 
-use crate::exec::object::{ObjectDetail, ObjectHandle};
+use crate::exec::object::{MutexState, ObjectDetail, ObjectHandle};
 use crate::exec::{self, ObjectIdx, OpKind};
 
 use super::poison::{lock_result, PoisonFlag};
@@ -31,6 +31,10 @@ pub struct Mutex<T: ?Sized> {
     handle: ObjectHandle,
     raw: parking_lot::RawMutex,
     poisoned: PoisonFlag,
+    /// Whether its critical sections may be peeked (`Builder::peeking`);
+    /// false for the internal mutexes of shims that read their state
+    /// outside the lock, like std's (`Once`).
+    peekable: bool,
     data: UnsafeCell<T>,
 }
 
@@ -69,8 +73,18 @@ impl<T> Mutex<T> {
             handle: ObjectHandle::new(),
             raw: parking_lot::RawMutex::INIT,
             poisoned: PoisonFlag::new(),
+            peekable: true,
             data: UnsafeCell::new(t),
         }
+    }
+
+    /// A mutex whose critical sections are never peeked, for shims whose
+    /// state is also read outside the lock (peeking would be turned off for
+    /// the whole model at the first such read).
+    pub(crate) const fn unpeeked(t: T) -> Mutex<T> {
+        let mut mutex = Mutex::new(t);
+        mutex.peekable = false;
+        mutex
     }
 
     /// Consumes the mutex, returning the data; `Err` if it is poisoned.
@@ -86,12 +100,14 @@ impl<T> Mutex<T> {
 
 impl<T: ?Sized> Mutex<T> {
     fn model_object(&self) -> ObjectIdx {
-        exec::with(|e| {
-            e.object(
-                &self.handle,
-                || ObjectDetail::Mutex(Default::default()),
-                || {},
-            )
+        exec::with(|e| e.object(&self.handle, || self.detail(), || {}))
+    }
+
+    /// What the execution keeps for it.
+    fn detail(&self) -> ObjectDetail {
+        ObjectDetail::Mutex(MutexState {
+            peekable: self.peekable,
+            ..MutexState::default()
         })
     }
 
@@ -296,7 +312,7 @@ impl<T> Mutex<T> {
         exec::with(|e| {
             e.object(
                 &self.handle,
-                || ObjectDetail::Mutex(Default::default()),
+                || self.detail(),
                 || {
                     if !self.raw.is_locked() {
                         // SAFETY: this is the mutex's first use in this

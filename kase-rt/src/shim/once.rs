@@ -95,7 +95,9 @@ impl Once {
     pub const fn new() -> Once {
         Once {
             state: AtomicU8::new(INCOMPLETE),
-            lock: Mutex::new(()),
+            // Its state is read outside this lock (the fast path), as std's:
+            // the waiters' critical sections are not peeked.
+            lock: Mutex::unpeeked(()),
             cvar: Condvar::new(),
         }
     }
