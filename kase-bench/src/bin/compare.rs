@@ -1025,6 +1025,11 @@ fn exact_counts(options: &Options, rows: &[Row], tool: &str, what: &str) -> Stri
     md
 }
 
+/// `n thing` or `n things`, with `n` grouped.
+fn counted(n: u64, thing: &str) -> String {
+    format!("{} {thing}{}", group(n), if n == 1 { "" } else { "s" })
+}
+
 /// `a / b` as a factor: `12 870×`, `3.5×`.
 fn factor_text(a: f64, b: f64) -> String {
     let f = a / b.max(1e-9);
@@ -1096,9 +1101,9 @@ fn peeking_summary(options: &Options, rows: &[Row]) -> String {
                     other => format!("without peeking: {}", describe(other)),
                 };
                 only_peek.push(format!(
-                    "{} ({} executions in {}; {without})",
+                    "{} ({} in {}; {without})",
                     label(row),
-                    group(k),
+                    counted(k, "execution"),
                     peek_secs.map_or("?".to_string(), time_text)
                 ));
             }
@@ -1111,16 +1116,16 @@ fn peeking_summary(options: &Options, rows: &[Row]) -> String {
     } else {
         let _ = writeln!(
             md,
-            "  - fewer executions on {} rows: {}.",
-            reduced.len(),
+            "  - fewer executions on {}: {}.",
+            counted(reduced.len() as u64, "row"),
             reduced.join("; ")
         );
     }
     if !only_peek.is_empty() {
         let _ = writeln!(
             md,
-            "  - finished only with peeking on {} rows: {}.",
-            only_peek.len(),
+            "  - finished only with peeking on {}: {}.",
+            counted(only_peek.len() as u64, "row"),
             only_peek.join("; ")
         );
     }
