@@ -14,6 +14,38 @@ pub enum Expected {
         /// Passing traces besides the deadlock.
         passing: u64,
     },
+    /// About `mantissa`/100 · 10^`exponent` traces: too many to run, and to
+    /// hold in a `u64`.
+    About {
+        /// The first three digits, 100..=999.
+        mantissa: u16,
+        /// The power of ten.
+        exponent: u16,
+    },
+}
+
+impl Expected {
+    /// About 10^`log10` traces.
+    pub fn about(log10: f64) -> Expected {
+        let mut exponent = log10.floor();
+        let mut mantissa = (10f64.powf(log10 - exponent) * 100.0).round();
+        if mantissa >= 1000.0 {
+            mantissa /= 10.0;
+            exponent += 1.0;
+        }
+        Expected::About {
+            mantissa: mantissa as u16,
+            exponent: exponent as u16,
+        }
+    }
+
+    /// The exact number of traces, if it is one.
+    pub fn traces(self) -> Option<u64> {
+        match self {
+            Expected::Traces(n) => Some(n),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for Expected {
@@ -21,6 +53,12 @@ impl fmt::Display for Expected {
         match self {
             Expected::Traces(n) => write!(f, "{}", group(*n)),
             Expected::Deadlock { passing } => write!(f, "{} + deadlock", group(*passing)),
+            Expected::About { mantissa, exponent } => write!(
+                f,
+                "≈ {}.{:02}·10^{exponent}",
+                mantissa / 100,
+                mantissa % 100
+            ),
         }
     }
 }
@@ -36,8 +74,11 @@ pub struct Program {
     pub arity: usize,
     /// Threads spawned in one execution (loom allows at most 4).
     pub threads: fn(&[usize]) -> usize,
-    /// Expected traces for these parameters, where known.
+    /// Expected traces for these parameters without critical-section
+    /// peeking (`Builder::peeking(false)`), where known.
     pub expected: fn(&[usize]) -> Option<Expected>,
+    /// Expected traces with critical-section peeking.
+    pub peeking: Peeking,
     /// One execution on kase's shims.
     pub kase: fn(&[usize]),
     /// One execution on loom's shims.
@@ -48,6 +89,32 @@ pub struct Program {
     pub rows: &'static [&'static [usize]],
     /// Parameters of `compare --quick`.
     pub quick: &'static [&'static [usize]],
+}
+
+/// What an exploration with critical-section peeking
+/// (`Builder::peeking(true)`) should find.
+#[derive(Clone, Copy)]
+pub enum Peeking {
+    /// The same as without peeking: the program has no mutex, or every two
+    /// of its critical sections that could commute conflict anyway (they
+    /// access the same location, one writes) or take another lock.
+    Same,
+    /// These counts, where known.
+    Expected(fn(&[usize]) -> Option<Expected>),
+    /// Not known.
+    Unknown,
+}
+
+impl Program {
+    /// Expected traces for these parameters with critical-section peeking,
+    /// where known.
+    pub fn expected_with_peeking(&self, params: &[usize]) -> Option<Expected> {
+        match self.peeking {
+            Peeking::Same => (self.expected)(params),
+            Peeking::Expected(f) => f(params),
+            Peeking::Unknown => None,
+        }
+    }
 }
 
 impl fmt::Debug for Program {
@@ -69,7 +136,29 @@ pub fn factorial(n: u64) -> u64 {
 
 /// C(n, k)
 pub fn binomial(n: u64, k: u64) -> u64 {
-    (0..k).fold(1, |acc, i| acc * (n - i) / (i + 1))
+    (0..k as u128).fold(1u128, |acc, i| acc * (n as u128 - i) / (i + 1)) as u64
+}
+
+/// The multinomial coefficient (Σ k)! / Π k!: the interleavings of
+/// sequences of these lengths, as an [`Expected`] count (exact while it fits
+/// in a `u64`).
+pub fn interleavings(lengths: &[u64]) -> Expected {
+    let log10_factorial = |n: u64| (2..=n).map(|i| (i as f64).log10()).sum::<f64>();
+    let total: u64 = lengths.iter().sum();
+    let log10 = log10_factorial(total) - lengths.iter().map(|&k| log10_factorial(k)).sum::<f64>();
+    // Exact while it fits: a product of binomials, each at most the result.
+    let mut count = Some(1u64);
+    let mut placed = 0;
+    for &k in lengths {
+        placed += k;
+        count = count
+            .filter(|_| log10 < 19.0)
+            .and_then(|c| c.checked_mul(binomial(placed, k)));
+    }
+    match count {
+        Some(count) => Expected::Traces(count),
+        None => Expected::about(log10),
+    }
 }
 
 /// `n` with thin spaces between groups of three digits: `12 870`.
@@ -85,6 +174,11 @@ pub fn group(n: u64) -> String {
     out
 }
 
+/// `n` threads of `k` steps each.
+fn catalog_interleavings(n: usize, k: u64) -> Expected {
+    interleavings(&vec![k; n])
+}
+
 fn traces(n: u64) -> Option<Expected> {
     Some(Expected::Traces(n))
 }
@@ -92,7 +186,7 @@ fn traces(n: u64) -> Option<Expected> {
 macro_rules! program {
     (
         $f:ident($($i:tt),*), params: $params:literal, arity: $arity:literal,
-        threads: $threads:expr, expected: $expected:expr,
+        threads: $threads:expr, expected: $expected:expr, peeking: $peeking:expr,
         rows: $rows:expr, quick: $quick:expr $(,)?
     ) => {
         Program {
@@ -101,6 +195,7 @@ macro_rules! program {
             arity: $arity,
             threads: $threads,
             expected: $expected,
+            peeking: $peeking,
             kase: |_p| crate::kase_models::$f($(_p[$i]),*),
             loom: |_p| crate::loom_models::$f($(_p[$i]),*),
             shuttle: |_p| crate::shuttle_models::$f($(_p[$i]),*),
@@ -116,6 +211,8 @@ pub static PROGRAMS: &[Program] = &[
         independent(0, 1), params: "n, k", arity: 2,
         threads: |p| p[0],
         expected: |_| traces(1),
+        // No mutex: peeking changes nothing.
+        peeking: Peeking::Same,
         rows: &[&[2, 1], &[3, 1], &[4, 1], &[4, 3]],
         quick: &[&[2, 1], &[3, 1]],
     ),
@@ -123,6 +220,8 @@ pub static PROGRAMS: &[Program] = &[
         read_only(0, 1), params: "n, k", arity: 2,
         threads: |p| p[0],
         expected: |_| traces(1),
+        // No mutex: peeking changes nothing.
+        peeking: Peeking::Same,
         rows: &[&[3, 3], &[4, 3]],
         quick: &[&[3, 3]],
     ),
@@ -130,6 +229,8 @@ pub static PROGRAMS: &[Program] = &[
         store_buffering(), params: "", arity: 0,
         threads: |_| 1,
         expected: |_| traces(3),
+        // No mutex: peeking changes nothing.
+        peeking: Peeking::Same,
         rows: &[&[]],
         quick: &[&[]],
     ),
@@ -137,6 +238,8 @@ pub static PROGRAMS: &[Program] = &[
         message_passing(), params: "", arity: 0,
         threads: |_| 1,
         expected: |_| traces(2),
+        // No mutex: peeking changes nothing.
+        peeking: Peeking::Same,
         rows: &[&[]],
         quick: &[&[]],
     ),
@@ -144,6 +247,8 @@ pub static PROGRAMS: &[Program] = &[
         two_plus_two_w(), params: "", arity: 0,
         threads: |_| 1,
         expected: |_| traces(3),
+        // No mutex: peeking changes nothing.
+        peeking: Peeking::Same,
         rows: &[&[]],
         quick: &[&[]],
     ),
@@ -151,6 +256,8 @@ pub static PROGRAMS: &[Program] = &[
         iriw(), params: "", arity: 0,
         threads: |_| 4,
         expected: |_| traces(15),
+        // No mutex: peeking changes nothing.
+        peeking: Peeking::Same,
         rows: &[&[]],
         quick: &[&[]],
     ),
@@ -161,6 +268,8 @@ pub static PROGRAMS: &[Program] = &[
             let (t, k) = (p[0] as u64, p[1] as u64);
             traces(factorial(t * k) / factorial(k).pow(t as u32))
         },
+        // Every section writes the one counter: no two commute.
+        peeking: Peeking::Same,
         rows: &[&[2, 2], &[3, 2], &[3, 3], &[4, 2]],
         quick: &[&[2, 2], &[3, 2]],
     ),
@@ -168,6 +277,8 @@ pub static PROGRAMS: &[Program] = &[
         shared_fetch_add(0), params: "t", arity: 1,
         threads: |p| p[0],
         expected: |p| traces(factorial(p[0] as u64)),
+        // No mutex: peeking changes nothing.
+        peeking: Peeking::Same,
         rows: &[&[2], &[3], &[4], &[5], &[6]],
         quick: &[&[2], &[3]],
     ),
@@ -175,6 +286,8 @@ pub static PROGRAMS: &[Program] = &[
         readers(0), params: "n", arity: 1,
         threads: |p| p[0],
         expected: |p| traces(1 << p[0]),
+        // No mutex: peeking changes nothing.
+        peeking: Peeking::Same,
         rows: &[&[2], &[4], &[8]],
         quick: &[&[2], &[3]],
     ),
@@ -182,6 +295,8 @@ pub static PROGRAMS: &[Program] = &[
         account(0), params: "n", arity: 1,
         threads: |p| p[0] + 1,
         expected: |p| traces(factorial(p[0] as u64 + 1).pow(2)),
+        // No mutex: peeking changes nothing.
+        peeking: Peeking::Same,
         rows: &[&[1], &[2], &[3], &[4]],
         quick: &[&[1], &[2]],
     ),
@@ -196,6 +311,8 @@ pub static PROGRAMS: &[Program] = &[
                 None
             }
         },
+        // No mutex: peeking changes nothing.
+        peeking: Peeking::Same,
         rows: &[&[3], &[5], &[10]],
         quick: &[&[3]],
     ),
@@ -203,6 +320,8 @@ pub static PROGRAMS: &[Program] = &[
         sdpor_exponential(0), params: "n", arity: 1,
         threads: |p| p[0] + 1,
         expected: |p| traces(2 * p[0] as u64),
+        // No mutex: peeking changes nothing.
+        peeking: Peeking::Same,
         rows: &[&[3], &[5], &[10], &[20]],
         quick: &[&[3], &[5]],
     ),
@@ -210,6 +329,8 @@ pub static PROGRAMS: &[Program] = &[
         dining_philosophers(0), params: "n", arity: 1,
         threads: |p| p[0],
         expected: |p| Some(Expected::Deadlock { passing: (1 << p[0]) - 2 }),
+        // Every outer section takes a second lock (an ordinary section).
+        peeking: Peeking::Same,
         rows: &[&[3], &[4], &[5]],
         quick: &[&[3]],
     ),
@@ -219,6 +340,8 @@ pub static PROGRAMS: &[Program] = &[
         // A CAS counts as a write in kase today; with "a failed CAS is a
         // read" the counts would be 2, 5, 14, 43, 144 for n = 2..6.
         expected: |p| traces(factorial(p[0] as u64)),
+        // No mutex: peeking changes nothing.
+        peeking: Peeking::Same,
         rows: &[&[2], &[3], &[4], &[5]],
         quick: &[&[2], &[3]],
     ),
@@ -227,14 +350,18 @@ pub static PROGRAMS: &[Program] = &[
         threads: |p| p[0] + 1,
         // CAS = write: (n+1)!; failed CAS = read would give n·2^(n−1) + 1.
         expected: |p| traces(factorial(p[0] as u64 + 1)),
+        // No mutex: peeking changes nothing.
+        peeking: Peeking::Same,
         rows: &[&[2], &[3], &[4]],
         quick: &[&[2]],
     ),
     program!(
         disjoint_sections(0), params: "s", arity: 1,
         threads: |_| 2,
-        // Without critical-section peeking; with it: 1.
+        // Every order of the 2s sections; with peeking the two threads'
+        // sections never conflict.
         expected: |p| traces(binomial(2 * p[0] as u64, p[0] as u64)),
+        peeking: Peeking::Expected(|_| traces(1)),
         rows: &[&[2], &[4], &[8]],
         quick: &[&[2], &[4]],
     ),
@@ -242,13 +369,39 @@ pub static PROGRAMS: &[Program] = &[
         indexer(0), params: "n", arity: 1,
         threads: |p| p[0],
         expected: |p| traces(8u64.pow(p[0].saturating_sub(11) as u32)),
+        // Two threads' sections on one cell are a colliding insertion (both
+        // read the cell, the first writes it); no other sections share a
+        // mutex. Measured with peeking: 1, 1, 8, 64, 512 for n = 4, 11..14.
+        peeking: Peeking::Same,
         rows: &[&[4], &[11], &[12], &[13], &[14]],
         quick: &[&[4]],
+    ),
+    program!(
+        indexer_shared(0), params: "n", arity: 1,
+        threads: |p| p[0],
+        // Without peeking: every order of the 4n sections of the one mutex
+        // (each thread's four in program order) while no insertion probes a
+        // second cell (n ≤ 11); with collisions the count depends on the
+        // probes and is not known.
+        expected: |p| (p[0] <= 11).then(|| catalog_interleavings(p[0], 4)),
+        // With peeking only sections on one cell conflict: those of the
+        // colliding insertions of `indexer`.
+        peeking: Peeking::Expected(|p| match p[0] {
+            0..=11 => traces(1),
+            n @ 12..=15 => traces(8u64.pow(n as u32 - 11)),
+            _ => None,
+        }),
+        rows: &[&[4], &[10], &[11], &[12], &[13], &[14], &[15]],
+        quick: &[&[2], &[4]],
     ),
     program!(
         filesystem(0), params: "n", arity: 1,
         threads: |p| p[0],
         expected: |p| traces(1 << p[0].saturating_sub(13)),
+        // An inode section takes block locks (an ordinary section); two
+        // threads' sections on one block both read it and the first writes.
+        // Measured with peeking: 1, 1, 2, 8, 32 for n = 4, 13, 14, 16, 18.
+        peeking: Peeking::Same,
         rows: &[&[4], &[13], &[14], &[16], &[18]],
         quick: &[&[4]],
     ),
@@ -267,6 +420,11 @@ pub static PROGRAMS: &[Program] = &[
             (5, 6) => traces(1_437_552),
             _ => None,
         },
+        // Every two sections of one mutex from different threads conflict:
+        // on `k` the picker writes `sid`, main reads it; on `srv[v]` the
+        // server reads `in`, main writes it. Measured with peeking: equal on
+        // every row up to (5, 3).
+        peeking: Peeking::Same,
         rows: &[&[2, 2], &[3, 2], &[2, 3], &[3, 3], &[5, 2], &[5, 3], &[5, 4]],
         quick: &[&[2, 2], &[3, 2]],
     ),
@@ -274,6 +432,9 @@ pub static PROGRAMS: &[Program] = &[
         mpat(0), params: "k", arity: 1,
         threads: |p| 2 * p[0],
         expected: |p| traces(factorial(p[0] as u64) << p[0]),
+        // The 2^k factor comes from the empty sections on `ma[i]`, which
+        // commute with peeking.
+        peeking: Peeking::Expected(|p| traces(factorial(p[0] as u64))),
         rows: &[&[2], &[3], &[4], &[5], &[6]],
         quick: &[&[2], &[3]],
     ),
@@ -290,6 +451,10 @@ pub static PROGRAMS: &[Program] = &[
             (5, 5) => traces(27_556_200),
             _ => None,
         },
+        // Every two sections of one mutex from different threads conflict
+        // (producers write `buf` and `req`, workers read `req`). Measured
+        // with peeking: 216, 528, 432 for (2, 2), (2, 3), (2, 5), as without.
+        peeking: Peeking::Same,
         rows: &[&[2, 2], &[2, 3], &[2, 5], &[3, 2], &[3, 5]],
         quick: &[&[2, 2], &[2, 3]],
     ),
@@ -297,6 +462,8 @@ pub static PROGRAMS: &[Program] = &[
         pi(0), params: "n", arity: 1,
         threads: |p| p[0],
         expected: |p| traces(factorial(p[0] as u64)),
+        // Every section writes the one sum: no two commute.
+        peeking: Peeking::Same,
         rows: &[&[3], &[5], &[6], &[7], &[8]],
         quick: &[&[3], &[4]],
     ),
@@ -316,6 +483,11 @@ pub static PROGRAMS: &[Program] = &[
             (12, 3) => traces(12_940),
             _ => None,
         },
+        // Every two sections of one mutex from different threads conflict
+        // (`wa` writes `a[x]`, the reader reads it; the choice thread writes
+        // `i`, the reader reads it). Measured with peeking: equal on every
+        // row up to (4, 2).
+        peeking: Peeking::Same,
         rows: &[
             &[2, 1], &[3, 1], &[3, 2], &[4, 2], &[7, 3], &[8, 3], &[9, 3], &[10, 3], &[11, 3],
             &[12, 3],

@@ -1,16 +1,33 @@
 //! kase explores exactly the known number of Mazurkiewicz traces of the
 //! benchmark programs, at small parameters (the whole file runs in a few
-//! seconds in a debug build).
+//! seconds in a debug build). The counts are defined without critical-section
+//! peeking; the tests named `*peeking*` check the counts with it.
 
 use kase::{Builder, FailureKind, Report};
 use kase_bench::catalog::{self, Expected, PROGRAMS};
 use kase_bench::kase_models::*;
 
-/// Explores `model` with the default (optimal POR) builder and checks that it
-/// passed, completed, wasted nothing and ran `traces` executions.
+/// Explores `model` with the default (optimal POR) builder without peeking
+/// and checks that it passed, completed, wasted nothing and ran `traces`
+/// executions.
 #[track_caller]
 fn assert_traces(traces: u64, model: impl Fn() + Sync) -> Report {
-    let report = Builder::new().peeking(false).explore(model);
+    assert_traces_with(false, traces, model)
+}
+
+/// The same with critical-section peeking; also checks that kase kept
+/// peeking (did not fall back to exploring without it).
+#[track_caller]
+fn assert_traces_peeking(traces: u64, model: impl Fn() + Sync) -> Report {
+    let report = assert_traces_with(true, traces, model);
+    assert!(report.peeking(), "peeking abandoned: {report}");
+    assert_eq!(report.discarded_executions(), 0, "{report}");
+    report
+}
+
+#[track_caller]
+fn assert_traces_with(peeking: bool, traces: u64, model: impl Fn() + Sync) -> Report {
+    let report = Builder::new().peeking(peeking).explore(model);
     assert!(report.failure().is_none(), "{report}");
     assert!(report.complete(), "{report}");
     assert_eq!(report.sleep_set_blocked(), 0, "redundant executions");
@@ -94,6 +111,36 @@ fn compare_exchange_counts_as_a_write() {
 fn disjoint_sections_without_peeking() {
     assert_traces(6, || disjoint_sections(2));
     assert_traces(20, || disjoint_sections(3));
+    assert_traces(70, || disjoint_sections(4));
+}
+
+#[test]
+fn disjoint_sections_with_peeking_are_one_trace() {
+    assert_traces_peeking(1, || disjoint_sections(4));
+    assert_traces_peeking(1, || disjoint_sections(8));
+}
+
+#[test]
+fn indexer_shared_with_peeking() {
+    // One shared lock, sections on different cells commute: only the
+    // colliding insertions of n ≥ 12 (three pairs at n = 12) are ordered.
+    assert_traces_peeking(1, || indexer_shared(4));
+    assert_traces_peeking(1, || indexer_shared(11));
+    assert_traces_peeking(8, || indexer_shared(12));
+}
+
+#[test]
+fn indexer_shared_without_peeking_is_every_order_of_the_sections() {
+    // (4n)!/(4!)^n: 8!/(4!·4!) = 70 for two threads.
+    assert_traces(1, || indexer_shared(1));
+    assert_traces(70, || indexer_shared(2));
+}
+
+#[test]
+fn mpat_with_peeking_is_factorial() {
+    // The empty sections on `ma[i]` commute: k! instead of k!·2^k.
+    assert_traces_peeking(2, || mpat(2));
+    assert_traces_peeking(6, || mpat(3));
 }
 
 #[test]
@@ -125,28 +172,38 @@ fn mpc_as_written() {
     assert_traces(216, || mpc(2, 2));
 }
 
-/// The catalog's formulas agree with kase on every quick row whose count is
-/// known (MPC aside, see above).
+/// The catalog's formulas agree with kase, without and with peeking, on
+/// every quick row whose count is known and small (MPC aside, see above).
 #[test]
 fn catalog_quick_rows() {
+    const SMALL: u64 = 10_000;
     for program in PROGRAMS {
         if program.name == "mpc" || program.name == "dining_philosophers" {
             continue;
         }
         for params in program.quick {
-            let Some(Expected::Traces(expected)) = (program.expected)(params) else {
-                continue;
-            };
-            let kase = program.kase;
-            let params = params.to_vec();
-            let report = Builder::new().peeking(false).explore(|| kase(&params));
-            assert!(report.complete() && report.failure().is_none(), "{report}");
-            assert_eq!(
-                report.executions(),
-                expected,
-                "{}({params:?})",
-                program.name
-            );
+            let expectations = [
+                (false, (program.expected)(params)),
+                (true, program.expected_with_peeking(params)),
+            ];
+            for (peeking, expected) in expectations {
+                let Some(expected) = expected.and_then(Expected::traces) else {
+                    continue;
+                };
+                if expected > SMALL {
+                    continue;
+                }
+                let kase = program.kase;
+                let params = params.to_vec();
+                let report = Builder::new().peeking(peeking).explore(|| kase(&params));
+                assert!(report.complete() && report.failure().is_none(), "{report}");
+                assert_eq!(
+                    report.executions(),
+                    expected,
+                    "{}({params:?}), peeking {peeking}",
+                    program.name
+                );
+            }
         }
     }
 }
@@ -155,6 +212,21 @@ fn catalog_quick_rows() {
 fn catalog_helpers() {
     assert_eq!(catalog::factorial(5), 120);
     assert_eq!(catalog::binomial(16, 8), 12_870);
+    assert_eq!(catalog::binomial(64, 32), 1_832_624_140_942_590_534);
+    assert_eq!(catalog::interleavings(&[4, 4]), Expected::Traces(70));
+    assert_eq!(
+        catalog::interleavings(&[4; 4]),
+        Expected::Traces(63_063_000)
+    );
+    // 40!/(4!)^10 = 1.29...·10^34.
+    assert_eq!(
+        catalog::interleavings(&[4; 10]),
+        Expected::About {
+            mantissa: 129,
+            exponent: 34
+        }
+    );
+    assert_eq!(catalog::interleavings(&[4; 10]).to_string(), "≈ 1.29·10^34");
     assert_eq!(catalog::group(1_437_552), "1 437 552");
     assert_eq!(catalog::group(999), "999");
     assert!(catalog::find("disp").is_some());

@@ -1,11 +1,15 @@
-//! Runs the benchmark programs under kase (optimal POR), loom and shuttle's
-//! exhaustive DFS side by side and writes a Markdown table.
+//! Runs the benchmark programs under kase (optimal POR, without and with
+//! critical-section peeking), loom and shuttle's exhaustive DFS side by side
+//! and writes a Markdown table.
 //!
 //! ```text
 //! cargo run --release -p kase-bench --bin compare -- [--quick] [--timeout SECS]
-//!     [--jobs N] [--out FILE] [--tools kase,loom,shuttle] [FILTER ...]
+//!     [--jobs N] [--out FILE] [--tools kase,kase-peek,loom,shuttle] [FILTER ...]
 //! ```
 //!
+//! Tools: `kase` is kase with `Builder::peeking(false)` (the catalog's
+//! expected counts are defined without peeking), `kase-peek` kase with
+//! `peeking(true)`, checked against the catalog's counts with peeking.
 //! Each cell runs in a child process of this binary
 //! (`compare --cell TOOL PROGRAM PARAMS...`), killed after the timeout
 //! (default 120 s). The child reports executions, sleep-set-blocked
@@ -25,10 +29,10 @@ use std::time::{Duration, Instant};
 
 use kase_bench::catalog::{self, group, Expected, Program, LOOM_MAX_SPAWNED, PROGRAMS};
 
-const TOOLS: [&str; 3] = ["kase", "loom", "shuttle"];
+const TOOLS: [&str; 4] = ["kase", "kase-peek", "loom", "shuttle"];
 
 const USAGE: &str = "\
-usage: compare [--quick] [--timeout SECS] [--jobs N] [--out FILE] [--tools kase,loom,shuttle] [FILTER ...]
+usage: compare [--quick] [--timeout SECS] [--jobs N] [--out FILE] [--tools kase,kase-peek,loom,shuttle] [FILTER ...]
        compare --cell TOOL PROGRAM [PARAMS ...]
        compare --list";
 
@@ -121,12 +125,13 @@ fn cell(args: &[String]) -> ExitCode {
             std::process::exit(3);
         }
     });
-    if tool != "kase" {
+    if !is_kase(tool) {
         report_deadlocks_from_the_panic_hook();
     }
     let start = *START.get_or_init(Instant::now);
-    let (blocked, status) = match tool.as_str() {
-        "kase" => run_kase(program, params),
+    let (counts, status) = match tool.as_str() {
+        "kase" => run_kase(program, params, false),
+        "kase-peek" => run_kase(program, params, true),
         "loom" => run_loom(program, params),
         "shuttle" => run_shuttle(program, params),
         other => {
@@ -138,22 +143,41 @@ fn cell(args: &[String]) -> ExitCode {
     if REPORTED.load(Ordering::SeqCst) {
         return ExitCode::SUCCESS;
     }
-    let executions = match tool.as_str() {
-        "kase" => blocked.0,
-        _ => INVOCATIONS.load(Ordering::Relaxed),
+    let executions = if is_kase(tool) {
+        counts.executions
+    } else {
+        INVOCATIONS.load(Ordering::Relaxed)
     };
     println!(
-        "RESULT execs={executions} blocked={} secs={secs} rss_kb={} status={}",
-        blocked.1,
+        "RESULT execs={executions} blocked={} discarded={} fell_back={} secs={secs} rss_kb={} \
+         status={}",
+        counts.blocked,
+        counts.discarded,
+        u8::from(counts.fell_back),
         peak_rss_kb().unwrap_or(0),
         status.replace('\n', " ")
     );
     ExitCode::SUCCESS
 }
 
-/// Returns ((executions, sleep-set-blocked), status).
-fn run_kase(program: &'static Program, params: Vec<usize>) -> ((u64, u64), String) {
-    let report = kase::Builder::new().peeking(false).explore(move || {
+/// `kase` or `kase-peek`.
+fn is_kase(tool: &str) -> bool {
+    tool == "kase" || tool == "kase-peek"
+}
+
+/// What a kase report counted (zero for loom and shuttle).
+#[derive(Default)]
+struct Counts {
+    executions: u64,
+    blocked: u64,
+    /// Executions of an exploration with peeking that kase abandoned.
+    discarded: u64,
+    /// Peeking was asked for, but kase explored again without it.
+    fell_back: bool,
+}
+
+fn run_kase(program: &'static Program, params: Vec<usize>, peeking: bool) -> (Counts, String) {
+    let report = kase::Builder::new().peeking(peeking).explore(move || {
         INVOCATIONS.fetch_add(1, Ordering::Relaxed);
         (program.kase)(&params)
     });
@@ -162,10 +186,16 @@ fn run_kase(program: &'static Program, params: Vec<usize>) -> ((u64, u64), Strin
         None if report.complete() => "ok".to_string(),
         None => "incomplete".to_string(),
     };
-    ((report.executions(), report.sleep_set_blocked()), status)
+    let counts = Counts {
+        executions: report.executions(),
+        blocked: report.sleep_set_blocked(),
+        discarded: report.discarded_executions(),
+        fell_back: peeking && !report.peeking(),
+    };
+    (counts, status)
 }
 
-fn run_loom(program: &'static Program, params: Vec<usize>) -> ((u64, u64), String) {
+fn run_loom(program: &'static Program, params: Vec<usize>) -> (Counts, String) {
     let mut builder = loom::model::Builder::new();
     // Exhaustive: no preemption bound, no budget, room for long executions.
     builder.max_branches = 1_000_000;
@@ -181,10 +211,10 @@ fn run_loom(program: &'static Program, params: Vec<usize>) -> ((u64, u64), Strin
             (program.loom)(&params)
         })
     });
-    ((0, 0), status)
+    (Counts::default(), status)
 }
 
-fn run_shuttle(program: &'static Program, params: Vec<usize>) -> ((u64, u64), String) {
+fn run_shuttle(program: &'static Program, params: Vec<usize>) -> (Counts, String) {
     let status = catch(move || {
         shuttle::check_dfs(
             move || {
@@ -194,7 +224,7 @@ fn run_shuttle(program: &'static Program, params: Vec<usize>) -> ((u64, u64), St
             None,
         )
     });
-    ((0, 0), status)
+    (Counts::default(), status)
 }
 
 /// Runs `f`; `"ok"`, `"deadlock"`, or `"panic: <message>"`.
@@ -310,6 +340,10 @@ enum Outcome {
     Done {
         executions: u64,
         blocked: u64,
+        /// kase with peeking: executions of an abandoned exploration.
+        discarded: u64,
+        /// kase with peeking fell back to exploring without it.
+        fell_back: bool,
         secs: f64,
         rss_kb: u64,
         status: String,
@@ -514,6 +548,8 @@ fn parse_result(line: &str) -> Option<Outcome> {
     let (fields, status) = line.split_once(" status=")?;
     let mut executions = None;
     let mut blocked = None;
+    let mut discarded = 0;
+    let mut fell_back = false;
     let mut secs = None;
     let mut rss_kb = None;
     for field in fields.split_whitespace() {
@@ -521,6 +557,8 @@ fn parse_result(line: &str) -> Option<Outcome> {
         match key {
             "execs" => executions = value.parse().ok(),
             "blocked" => blocked = value.parse().ok(),
+            "discarded" => discarded = value.parse().ok()?,
+            "fell_back" => fell_back = value == "1",
             "secs" => secs = value.parse().ok(),
             "rss_kb" => rss_kb = value.parse().ok(),
             _ => {}
@@ -529,6 +567,8 @@ fn parse_result(line: &str) -> Option<Outcome> {
     Some(Outcome::Done {
         executions: executions?,
         blocked: blocked?,
+        discarded,
+        fell_back,
         secs: secs?,
         rss_kb: rss_kb?,
         status: status.to_string(),
@@ -563,13 +603,22 @@ fn describe(outcome: &Outcome) -> String {
         Outcome::Done {
             executions,
             blocked,
+            discarded,
+            fell_back,
             secs,
             rss_kb,
             status,
         } => format!(
-            "{status}: {executions} executions ({blocked} blocked), {}, {} MiB",
+            "{status}: {executions} executions ({blocked} blocked), {}, {} MiB{}",
             time_text(*secs),
-            rss_kb / 1024
+            rss_kb / 1024,
+            if *fell_back {
+                format!(
+                    "; peeking abandoned after {discarded} executions, explored again without it"
+                )
+            } else {
+                String::new()
+            }
         ),
         Outcome::TimedOut { progress } => format!("timed out after {progress} executions"),
         Outcome::Skipped => "skipped (a smaller instance timed out)".to_string(),
@@ -578,27 +627,33 @@ fn describe(outcome: &Outcome) -> String {
     }
 }
 
-/// The executions cell: the count, or how the tool stopped.
+/// The executions cell: the count, or how the tool stopped; with
+/// `flag_mismatch`, a finished count that differs from `expected` is bold
+/// and marked ≠, and a kase exploration that abandoned peeking is marked †.
 fn executions_text(outcome: &Outcome, expected: Option<Expected>, flag_mismatch: bool) -> String {
     match outcome {
         Outcome::Done {
-            executions, status, ..
+            executions,
+            status,
+            fell_back,
+            ..
         } => {
             let n = group(*executions);
+            let dagger = if *fell_back { " †" } else { "" };
             match status.as_str() {
                 "ok" => match expected {
                     Some(Expected::Traces(e)) if flag_mismatch && e != *executions => {
-                        format!("**{n}** ≠")
+                        format!("**{n}** ≠{dagger}")
                     }
-                    _ => n,
+                    _ => format!("{n}{dagger}"),
                 },
                 "deadlock" => match expected {
-                    Some(Expected::Deadlock { .. }) => format!("deadlock @ {n}"),
-                    _ => format!("**deadlock @ {n}**"),
+                    Some(Expected::Deadlock { .. }) => format!("deadlock @ {n}{dagger}"),
+                    _ => format!("**deadlock @ {n}**{dagger}"),
                 },
                 other => {
                     let kind = other.split(':').next().unwrap_or(other);
-                    format!("**{kind} @ {n}**")
+                    format!("**{kind} @ {n}**{dagger}")
                 }
             }
         }
@@ -606,6 +661,17 @@ fn executions_text(outcome: &Outcome, expected: Option<Expected>, flag_mismatch:
         Outcome::Skipped => "—".to_string(),
         Outcome::NotApplicable => "n/a".to_string(),
         Outcome::Crashed(_) => "**crash**".to_string(),
+    }
+}
+
+/// What `tool` should find on `program(params)`: kase without peeking, loom
+/// and shuttle the catalog's counts, kase with peeking the counts with
+/// peeking.
+fn expected_for(tool: &str, program: &Program, params: &[usize]) -> Option<Expected> {
+    if tool == "kase-peek" {
+        program.expected_with_peeking(params)
+    } else {
+        (program.expected)(params)
     }
 }
 
@@ -727,20 +793,28 @@ fn render(options: &Options, rows: &[Row], elapsed: Duration, machine: &str) -> 
     }
     let _ = writeln!(
         md,
-        "- Tools: kase `Strategy::Por` with optimal alternatives (the default; no \
-         critical-section peeking, a CAS counts as a write); loom 0.7 `model::Builder` with \
-         no preemption bound; shuttle 0.9 `check_dfs` (exhaustive DFS, no reduction). \
+        "- Tools: *kase* is `Strategy::Por` with optimal alternatives (the default) and \
+         `Builder::peeking(false)`: no critical-section peeking, every two sections of one \
+         mutex are ordered; *kase-peek* the same with `peeking(true)` (kase's default): two \
+         sections of one mutex commute unless their accesses conflict or one of them does \
+         other synchronisation. In both a CAS counts as a write. loom 0.7 `model::Builder` \
+         with no preemption bound; shuttle 0.9 `check_dfs` (exhaustive DFS, no reduction). \
          loom and shuttle executions count invocations of the model closure.\n"
     );
     let _ = writeln!(
         md,
-        "Columns: *expected* is the number of Mazurkiewicz traces (optimal executions) from the \
-         benchmark list; *blocked* counts kase's sleep-set-blocked (redundant) executions; *time* \
-         is the exploration's wall time measured in the child process; *RSS* its peak resident \
-         memory (`VmHWM`, including the binary). `≥ n` / `>T s`: the cell hit the timeout after n \
-         executions; *(skipped)*: a smaller instance already timed out; `n/a`: loom allows at most \
-         4 spawned threads; `deadlock @ n`: the tool stopped at the deadlock on its n-th execution; \
-         **bold ≠**: kase's count differs from the expected one.\n"
+        "Columns: *expected* is the number of Mazurkiewicz traces (optimal executions) without \
+         peeking, from the benchmark list or derived in `kase-bench/src/catalog.rs` (`≈`: far \
+         too many to run; `?`: not known); *expected (peeking)* the number with peeking, where \
+         known; *blocked* counts kase's sleep-set-blocked (redundant) executions; *time* is the \
+         exploration's wall time measured in the child process; *RSS* its peak resident memory \
+         (`VmHWM`, including the binary). `≥ n` / `>T s`: the cell hit the timeout after n \
+         executions; *(skipped)*: a smaller instance already timed out; `n/a`: loom allows at \
+         most 4 spawned threads; `deadlock @ n`: the tool stopped at the deadlock on its n-th \
+         execution; **bold ≠**: kase's count differs from the expected one (kase-peek's from \
+         the count with peeking); †: kase found that a thread could run inside a critical \
+         section, abandoned peeking and explored again without it (the count includes the \
+         discarded executions).\n"
     );
     let _ = writeln!(
         md,
@@ -748,8 +822,15 @@ fn render(options: &Options, rows: &[Row], elapsed: Duration, machine: &str) -> 
          tools):\n\n\
          - `casrot`, `wcas`: expected counts take a compare-exchange as a write (kase does not yet \
          treat a failed CAS as a read, which would give 2, 5, 14, 43 for casrot(2..5)).\n\
-         - `disjoint_sections`: expected without critical-section peeking (not built yet); with \
-         it, 1.\n\
+         - `disjoint_sections(s)`: C(2s, s) traces without peeking, 1 with it (the two threads' \
+         sections touch different atomics).\n\
+         - `indexer_shared(n)`: IndexerSafe of the peeking paper: `indexer`'s insertions into \
+         128 atomics, each compare-and-swap inside a section of one shared `Mutex<()>`. Without \
+         peeking every order of the 4n sections is a trace ((4n)!/(4!)^n while nothing \
+         collides, n ≤ 11), so those rows time out by design; with peeking only sections on \
+         one cell conflict: 1 for n ≤ 11, 8^(n−11) for n = 12..15.\n\
+         - `mpat(k)`: k!·2^k without peeking; with peeking the empty sections on `ma[i]` \
+         commute, k!.\n\
          - `dining_philosophers`: every tool stops at the first deadlock, so the row compares how \
          soon each finds it.\n\
          - `mpc`: written from the benchmark list's description, producer p of MPC(2, W) feeds \
@@ -761,48 +842,72 @@ fn render(options: &Options, rows: &[Row], elapsed: Duration, machine: &str) -> 
          programs; shuttle's DFS has no reduction at all.\n\
          - For scale, the quasi-optimal POR paper's Dpu (Xeon 2.4 GHz, optimal mode) explores \
          Disp(5, 3) in 0.9 s, Disp(5, 4) in 7.5 s, Mpat(5) in 2.3 s, Pi(8) in 41 s and \
-         Pol(7, 3) in 1.9 s.\n"
+         Pol(7, 3) in 1.9 s (without peeking).\n"
     );
-    let tool_columns: Vec<&str> = options.tools.clone();
+    let peek_column = options.tools.contains(&"kase-peek");
     let mut header = "| program | params | expected |".to_string();
     let mut rule = "|---|---|---:|".to_string();
-    for tool in &tool_columns {
-        if *tool == "kase" {
-            header.push_str(" kase execs | blocked | kase time | kase RSS |");
-            rule.push_str("---:|---:|---:|---:|");
-        } else {
-            let _ = write!(header, " {tool} execs | {tool} time |");
-            rule.push_str("---:|---:|");
+    if peek_column {
+        header.push_str(" expected (peeking) |");
+        rule.push_str("---:|");
+    }
+    for &tool in &options.tools {
+        match tool {
+            "kase" => {
+                header.push_str(" kase execs | blocked | kase time | kase RSS |");
+                rule.push_str("---:|---:|---:|---:|");
+            }
+            "kase-peek" => {
+                header.push_str(" kase-peek execs | blocked | kase-peek time |");
+                rule.push_str("---:|---:|---:|");
+            }
+            _ => {
+                let _ = write!(header, " {tool} execs | {tool} time |");
+                rule.push_str("---:|---:|");
+            }
         }
     }
     let _ = writeln!(md, "{header}\n{rule}");
+    let known = |e: Option<Expected>| e.map(|e| e.to_string()).unwrap_or_else(|| "?".to_string());
     for row in rows {
-        let expected = (row.program.expected)(&row.params);
         let _ = write!(
             md,
             "| {} | {} | {} |",
             row.program.name,
             params_text(&row.params),
-            expected
-                .map(|e| e.to_string())
-                .unwrap_or_else(|| "?".to_string())
+            known((row.program.expected)(&row.params))
         );
+        if peek_column {
+            let _ = write!(
+                md,
+                " {} |",
+                known(row.program.expected_with_peeking(&row.params))
+            );
+        }
         for (tool, outcome) in &row.cells {
-            let execs = executions_text(outcome, expected, *tool == "kase");
+            let expected = expected_for(tool, row.program, &row.params);
+            let execs = executions_text(outcome, expected, is_kase(tool));
             let time = time_cell(outcome, options.timeout);
-            if *tool == "kase" {
-                let (blocked, rss) = match outcome {
-                    Outcome::Done {
-                        blocked, rss_kb, ..
-                    } => (
-                        group(*blocked),
-                        format!("{:.1} MiB", *rss_kb as f64 / 1024.0),
-                    ),
-                    _ => ("—".to_string(), "—".to_string()),
-                };
-                let _ = write!(md, " {execs} | {blocked} | {time} | {rss} |");
-            } else {
-                let _ = write!(md, " {execs} | {time} |");
+            let blocked = match outcome {
+                Outcome::Done { blocked, .. } => group(*blocked),
+                _ => "—".to_string(),
+            };
+            match *tool {
+                "kase" => {
+                    let rss = match outcome {
+                        Outcome::Done { rss_kb, .. } => {
+                            format!("{:.1} MiB", *rss_kb as f64 / 1024.0)
+                        }
+                        _ => "—".to_string(),
+                    };
+                    let _ = write!(md, " {execs} | {blocked} | {time} | {rss} |");
+                }
+                "kase-peek" => {
+                    let _ = write!(md, " {execs} | {blocked} | {time} |");
+                }
+                _ => {
+                    let _ = write!(md, " {execs} | {time} |");
+                }
             }
         }
         md.push('\n');
@@ -837,41 +942,49 @@ fn render(options: &Options, rows: &[Row], elapsed: Duration, machine: &str) -> 
     md
 }
 
-fn summary(options: &Options, rows: &[Row]) -> String {
+/// The outcome of `tool` on `row`, if it ran.
+fn cell_of<'r>(row: &'r Row, tool: &str) -> Option<&'r Outcome> {
+    row.cells.iter().find(|(t, _)| *t == tool).map(|(_, o)| o)
+}
+
+/// `program(params)`.
+fn label(row: &Row) -> String {
+    format!("{}({})", row.program.name, params_text(&row.params))
+}
+
+/// How far a kase tool's counts match the expected ones: one line, the rows
+/// that differ, and the rows it did not finish.
+fn exact_counts(options: &Options, rows: &[Row], tool: &str, what: &str) -> String {
     let mut md = String::new();
-    let cell = |row: &Row, tool: &str| -> Option<Outcome> {
-        row.cells
-            .iter()
-            .find(|(t, _)| *t == tool)
-            .map(|(_, o)| o.clone())
-    };
-    let label = |row: &Row| format!("{}({})", row.program.name, params_text(&row.params));
-    if !options.tools.contains(&"kase") {
-        return md;
-    }
-    let _ = writeln!(md, "\n## Summary\n");
-    // Exact counts.
     let mut checked = 0;
     let mut mismatches = Vec::new();
     let mut unfinished = Vec::new();
     for row in rows {
-        let Some(kase) = cell(row, "kase") else {
+        let Some(outcome) = cell_of(row, tool) else {
             continue;
         };
-        match ((row.program.expected)(&row.params), &kase) {
+        match (expected_for(tool, row.program, &row.params), outcome) {
             (
                 Some(Expected::Traces(e)),
                 Outcome::Done {
-                    executions, status, ..
+                    executions,
+                    status,
+                    fell_back,
+                    ..
                 },
             ) => {
                 checked += 1;
-                if status != "ok" || *executions != e {
+                if status != "ok" || *executions != e || *fell_back {
                     mismatches.push(format!(
-                        "{} (expected {}, kase {} with status {status})",
+                        "{} (expected {}, {tool} {} with status {status}{})",
                         label(row),
                         group(e),
-                        group(*executions)
+                        group(*executions),
+                        if *fell_back {
+                            ", peeking abandoned"
+                        } else {
+                            ""
+                        }
                     ));
                 }
             }
@@ -879,7 +992,7 @@ fn summary(options: &Options, rows: &[Row]) -> String {
                 checked += 1;
                 if status != "deadlock" {
                     mismatches.push(format!(
-                        "{} (expected a deadlock, kase: {status})",
+                        "{} (expected a deadlock, {tool}: {status})",
                         label(row)
                     ));
                 }
@@ -888,16 +1001,15 @@ fn summary(options: &Options, rows: &[Row]) -> String {
                 unfinished.push(format!("{} (≥ {})", label(row), group(*progress)))
             }
             (_, Outcome::Skipped) => unfinished.push(format!("{} (skipped)", label(row))),
-            (Some(_), _) => mismatches.push(format!("{} (kase crashed)", label(row))),
-            (None, _) => {}
+            (_, Outcome::Crashed(_)) => mismatches.push(format!("{} ({tool} crashed)", label(row))),
+            _ => {}
         }
     }
     let _ = writeln!(
         md,
-        "- Exact counts: kase's executions equal the expected trace count on {} of the {} rows \
-         it finished that have a known count.",
+        "- Exact counts, {what}: {tool}'s executions equal the expected trace count on {} of the \
+         {checked} rows it finished that have a known count.",
         checked - mismatches.len(),
-        checked
     );
     for m in &mismatches {
         let _ = writeln!(md, "  - **differs:** {m}");
@@ -905,10 +1017,174 @@ fn summary(options: &Options, rows: &[Row]) -> String {
     if !unfinished.is_empty() {
         let _ = writeln!(
             md,
-            "- kase did not finish within {} s on: {}.",
+            "  - {tool} did not finish within {} s on: {}.",
             options.timeout.as_secs_f64(),
             unfinished.join("; ")
         );
+    }
+    md
+}
+
+/// `n thing` or `n things`, with `n` grouped.
+fn counted(n: u64, thing: &str) -> String {
+    format!("{} {thing}{}", group(n), if n == 1 { "" } else { "s" })
+}
+
+/// `a / b` as a factor: `12 870×`, `3.5×`.
+fn factor_text(a: f64, b: f64) -> String {
+    let f = a / b.max(1e-9);
+    if f >= 10.0 {
+        format!("{}×", group(f.round() as u64))
+    } else {
+        format!("{f:.1}×")
+    }
+}
+
+/// What peeking changed: rows with fewer executions (and the factor), rows
+/// only peeking finished, rows where it cost executions or time.
+fn peeking_summary(options: &Options, rows: &[Row]) -> String {
+    let mut md = String::new();
+    let mut reduced = Vec::new();
+    let mut only_peek = Vec::new();
+    let mut more = Vec::new();
+    let mut fell_back = Vec::new();
+    let mut blocked = Vec::new();
+    let mut same_time_ratios = Vec::new();
+    for row in rows {
+        let (Some(plain), Some(peek)) = (cell_of(row, "kase"), cell_of(row, "kase-peek")) else {
+            continue;
+        };
+        if let Outcome::Done {
+            fell_back: true,
+            discarded,
+            ..
+        } = peek
+        {
+            fell_back.push(format!(
+                "{} (after {} executions)",
+                label(row),
+                group(*discarded)
+            ));
+        }
+        if let Outcome::Done { blocked: b, .. } = peek {
+            if *b > 0 {
+                blocked.push(format!("{} ({})", label(row), group(*b)));
+            }
+        }
+        let peek_secs = secs_of(peek);
+        match (executions_of(plain), executions_of(peek)) {
+            (Some(p), Some(k)) if k < p => reduced.push(format!(
+                "{} ({} → {}, {}; time {} → {})",
+                label(row),
+                group(p),
+                group(k),
+                factor_text(p as f64, k as f64),
+                secs_of(plain).map_or("?".to_string(), time_text),
+                peek_secs.map_or("?".to_string(), time_text),
+            )),
+            (Some(p), Some(k)) if k > p => {
+                more.push(format!("{} ({} → {})", label(row), group(p), group(k)))
+            }
+            (Some(_), Some(_)) => {
+                if let (Some(a), Some(b)) = (secs_of(plain), peek_secs) {
+                    same_time_ratios.push(b / a.max(1e-9));
+                }
+            }
+            (None, Some(k)) => {
+                let without = match plain {
+                    Outcome::TimedOut { progress } => format!(
+                        "without peeking ≥ {} executions in {}",
+                        group(*progress),
+                        timeout_text(options.timeout)
+                    ),
+                    Outcome::Skipped => "without peeking skipped after a timeout".to_string(),
+                    other => format!("without peeking: {}", describe(other)),
+                };
+                only_peek.push(format!(
+                    "{} ({} in {}; {without})",
+                    label(row),
+                    counted(k, "execution"),
+                    peek_secs.map_or("?".to_string(), time_text)
+                ));
+            }
+            _ => {}
+        }
+    }
+    let _ = writeln!(md, "- Critical-section peeking (kase-peek against kase):");
+    if reduced.is_empty() {
+        let _ = writeln!(md, "  - reduced the executions on no row both finished.");
+    } else {
+        let _ = writeln!(
+            md,
+            "  - fewer executions on {}: {}.",
+            counted(reduced.len() as u64, "row"),
+            reduced.join("; ")
+        );
+    }
+    if !only_peek.is_empty() {
+        let _ = writeln!(
+            md,
+            "  - finished only with peeking on {}: {}.",
+            counted(only_peek.len() as u64, "row"),
+            only_peek.join("; ")
+        );
+    }
+    if !more.is_empty() {
+        let _ = writeln!(
+            md,
+            "  - **more executions with peeking** on: {}.",
+            more.join("; ")
+        );
+    }
+    if !fell_back.is_empty() {
+        let _ = writeln!(
+            md,
+            "  - peeking abandoned (a thread could run inside a section) on: {}.",
+            fell_back.join("; ")
+        );
+    }
+    if !blocked.is_empty() {
+        let _ = writeln!(
+            md,
+            "  - sleep-set-blocked executions with peeking on: {}.",
+            blocked.join("; ")
+        );
+    }
+    same_time_ratios.sort_by(f64::total_cmp);
+    if let Some(median) = same_time_ratios.get(same_time_ratios.len() / 2) {
+        let _ = writeln!(
+            md,
+            "  - on the {} rows where peeking left the count unchanged, the median time with \
+             peeking was {median:.2}× the time without.",
+            same_time_ratios.len()
+        );
+    }
+    md
+}
+
+fn summary(options: &Options, rows: &[Row]) -> String {
+    let mut md = String::new();
+    let kase_tools: Vec<&str> = ["kase", "kase-peek"]
+        .into_iter()
+        .filter(|t| options.tools.contains(t))
+        .collect();
+    if kase_tools.is_empty() {
+        return md;
+    }
+    let _ = writeln!(md, "\n## Summary\n");
+    for tool in &kase_tools {
+        let what = if *tool == "kase" {
+            "without peeking"
+        } else {
+            "with peeking"
+        };
+        md.push_str(&exact_counts(options, rows, tool, what));
+    }
+    if kase_tools.len() == 2 {
+        md.push_str(&peeking_summary(options, rows));
+    }
+    if !options.tools.contains(&"kase") {
+        return md;
     }
     for peer in ["loom", "shuttle"] {
         if !options.tools.contains(&peer) {
@@ -918,10 +1194,10 @@ fn summary(options: &Options, rows: &[Row]) -> String {
         let mut more = Vec::new();
         let mut ratios = Vec::new();
         for row in rows {
-            let (Some(kase), Some(other)) = (cell(row, "kase"), cell(row, peer)) else {
+            let (Some(kase), Some(other)) = (cell_of(row, "kase"), cell_of(row, peer)) else {
                 continue;
             };
-            if let (Some(k), Some(o)) = (secs_of(&kase), secs_of(&other)) {
+            if let (Some(k), Some(o)) = (secs_of(kase), secs_of(other)) {
                 if k > o {
                     slower.push(format!(
                         "{} ({} vs {})",
@@ -932,13 +1208,12 @@ fn summary(options: &Options, rows: &[Row]) -> String {
                 }
                 ratios.push(o / k.max(1e-9));
             }
-            if let (Some(k), Some(o)) = (executions_of(&kase), executions_of(&other)) {
+            if let (Some(k), Some(o)) = (executions_of(kase), executions_of(other)) {
                 if k > o {
                     more.push(format!("{} ({} vs {})", label(row), group(k), group(o)));
                 }
             }
-            if let (Some(k), Outcome::TimedOut { .. } | Outcome::Skipped) = (secs_of(&kase), &other)
-            {
+            if let (Some(k), Outcome::TimedOut { .. } | Outcome::Skipped) = (secs_of(kase), other) {
                 ratios.push(options.timeout.as_secs_f64() / k.max(1e-9));
             }
         }
@@ -946,8 +1221,9 @@ fn summary(options: &Options, rows: &[Row]) -> String {
         if let Some(median) = ratios.get(ratios.len() / 2) {
             let _ = writeln!(
                 md,
-                "- vs {peer}: median speed-up {median:.0}× over {} rows both finished or {peer} \
-                 timed out (a timeout counts as the timeout, so it understates).",
+                "- kase (without peeking) vs {peer}: median speed-up {median:.0}× over {} rows \
+                 both finished or {peer} timed out (a timeout counts as the timeout, so it \
+                 understates).",
                 ratios.len()
             );
         }
