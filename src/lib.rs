@@ -97,6 +97,8 @@ pub use std::thread_local;
 pub mod __private {
     use crate::{FailureKind, Report};
 
+    pub use kase_rt::__private::{PassThrough, TrackArc, Wrap};
+
     /// What a `#[kase::test]` function may return: `()` or
     /// `Result<(), E: Debug>`.
     pub trait TestResult {

@@ -21,6 +21,7 @@
 use proc_macro2::{Group, Ident, Spacing, Span, TokenStream, TokenTree};
 use quote::{quote, ToTokens};
 use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, Item, ItemUse, Stmt, Token, UseTree};
 
@@ -356,7 +357,66 @@ fn flatten(tree: &UseTree, prefix: &mut Vec<Ident>, out: &mut Vec<Leaf>) {
     }
 }
 
+/// The constructors of `Arc` whose allocations kase tracks for leaks.
+const ARC_CONSTRUCTORS: &[&str] = &["new", "new_cyclic"];
+
+/// Whether `call` is `Arc::new(..)` or `Arc::new_cyclic(..)`, with `Arc`
+/// bare (`Arc::<T>::new` too) or behind a path ending in `sync`
+/// (`std::sync::Arc::new`, already rewritten). Whether that `Arc` is really
+/// std's is decided when the expansion is type-checked (`shim/arc.rs`).
+fn is_arc_constructor(call: &syn::ExprCall) -> bool {
+    let Expr::Path(func) = &*call.func else {
+        return false;
+    };
+    if func.qself.is_some() {
+        return false;
+    }
+    let segments: Vec<&syn::PathSegment> = func.path.segments.iter().collect();
+    let [before @ .., arc, ctor] = segments.as_slice() else {
+        return false;
+    };
+    arc.ident == "Arc"
+        && ARC_CONSTRUCTORS.iter().any(|c| ctor.ident == c)
+        && ctor.arguments.is_none()
+        && match before.last() {
+            None => func.path.leading_colon.is_none(),
+            Some(module) => module.ident == "sync",
+        }
+}
+
+/// The span of the `Arc` in an [`is_arc_constructor`] call.
+fn arc_segment_span(call: &syn::ExprCall) -> Span {
+    match &*call.func {
+        Expr::Path(func) if func.path.segments.len() >= 2 => func.path.segments
+            [func.path.segments.len() - 2]
+            .ident
+            .span(),
+        other => other.span(),
+    }
+}
+
 impl VisitMut for Rewriter {
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        visit_mut::visit_expr_mut(self, expr);
+        if let Expr::Call(call) = expr {
+            if is_arc_constructor(call) {
+                // The leak check of `shim/arc.rs`: the value is still std's
+                // `Arc`; the location reported is the call's.
+                let krate = &self.krate;
+                // The `Arc` segment keeps the user's span even when the
+                // path before it was rewritten (`std::sync::` -> kase's).
+                let span = arc_segment_span(call);
+                *expr = syn::parse_quote_spanned! {span=>
+                    {
+                        #[allow(unused_imports)]
+                        use #krate::__private::{PassThrough as _, TrackArc as _};
+                        (&#krate::__private::Wrap::new(#call)).__kase_track()
+                    }
+                };
+            }
+        }
+    }
+
     fn visit_path_mut(&mut self, path: &mut syn::Path) {
         self.rewrite_path(path);
         visit_mut::visit_path_mut(self, path);

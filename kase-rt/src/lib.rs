@@ -80,8 +80,10 @@ pub use report::{Failure, FailureKind, Persist, Report, Schedule, ScheduleParseE
 /// adds no interleavings, so code whose outcome depends on the counts
 /// (`Arc::strong_count`, `get_mut`, `try_unwrap` or `into_inner` racing with
 /// another thread's `drop`) is explored only in the orders the visible
-/// operations around it produce, and an `Arc` cycle is not reported as a
-/// leak.
+/// operations around it produce. `Arc::new` and `Arc::new_cyclic` calls in
+/// code that `#[kase::test]` or `#[kase::instrument]` rewrote are tracked:
+/// an `Arc` they created that is still alive when every thread has finished
+/// (a reference cycle) is a [`FailureKind::Leak`](crate::FailureKind::Leak).
 pub mod sync {
     pub use crate::shim::barrier::{Barrier, BarrierWaitResult};
     pub use crate::shim::condvar::{Condvar, WaitTimeoutResult};
@@ -136,6 +138,13 @@ pub mod thread {
 pub mod hint {
     pub use crate::shim::hint::*;
     pub use std::hint::{black_box, unreachable_unchecked};
+}
+
+/// Support code for the expansion of `#[kase::test]` and
+/// `#[kase::instrument]`; not public API (no stability promise).
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::shim::arc::{PassThrough, TrackArc, Wrap};
 }
 
 /// Entry points for the fuzz targets in the repository's `fuzz/` directory

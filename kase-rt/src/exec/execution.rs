@@ -72,6 +72,13 @@ pub enum Fault {
         /// Each such thread and where it was spawned.
         running: Vec<(ThreadIdx, Option<&'static Location<'static>>)>,
     },
+    /// Every thread finished, but `Arc`s created in the execution are still
+    /// alive: a reference cycle, a forgotten or leaked `Arc`, or a `static`
+    /// keeping one past the end of the model.
+    LeakedArcs {
+        /// Each such `Arc`: the thread that created it, and where.
+        arcs: Vec<(ThreadIdx, &'static Location<'static>)>,
+    },
     /// The run did not follow the schedule it was told to follow.
     Divergence {
         /// What differed.
@@ -99,6 +106,7 @@ impl std::fmt::Debug for Fault {
                 earlier.thread, earlier.location, later.thread, later.location
             ),
             Fault::Leak { running } => write!(f, "Leak({} running)", running.len()),
+            Fault::LeakedArcs { arcs } => write!(f, "LeakedArcs({})", arcs.len()),
             Fault::Divergence { message } => write!(f, "Divergence({message})"),
             Fault::PeekingUnsound { reason } => write!(f, "PeekingUnsound({reason})"),
         }
@@ -200,6 +208,22 @@ pub struct Execution {
     /// program (exec/peek.rs, D1): the execution is real, but an exploration
     /// that relied on peeking must be redone without it.
     peek_violation: Option<String>,
+    /// The `Arc`s created in this execution (`shim/arc.rs`), with who
+    /// created them and where: one still alive at the end is a leak.
+    arcs: Vec<TrackedArc>,
+}
+
+/// Whether a tracked `Arc` allocation still has a strong owner
+/// (implemented in `shim/arc.rs`).
+pub(crate) trait Alive {
+    fn alive(&self) -> bool;
+}
+
+/// An `Arc` allocation made in the execution.
+struct TrackedArc {
+    probe: Box<dyn Alive>,
+    thread: ThreadIdx,
+    location: &'static Location<'static>,
 }
 
 impl Execution {
@@ -216,6 +240,7 @@ impl Execution {
             peeking: limits.peeking,
             sections: Sections::default(),
             peek_violation: None,
+            arcs: Vec::new(),
             threads: Vec::new(),
             objects: Vec::new(),
             events: Vec::new(),
@@ -230,6 +255,37 @@ impl Execution {
         main.hb = ThreadHb::new(ThreadIdx::MAIN, &VectorClock::new());
         exec.add_thread(main);
         exec
+    }
+
+    /// Remembers an `Arc` the current thread created (not during teardown:
+    /// an execution that is being unwound has already ended).
+    pub(crate) fn track_arc(
+        &mut self,
+        probe: Box<dyn Alive>,
+        location: &'static Location<'static>,
+    ) {
+        if !self.teardown {
+            let thread = self.current;
+            self.arcs.push(TrackedArc {
+                probe,
+                thread,
+                location,
+            });
+        }
+    }
+
+    /// At the normal end of an execution (every thread finished): the
+    /// tracked `Arc`s that still have a strong owner are leaked.
+    fn check_arcs(&mut self) {
+        let leaked: Vec<_> = self
+            .arcs
+            .iter()
+            .filter(|a| a.probe.alive())
+            .map(|a| (a.thread, a.location))
+            .collect();
+        if !leaked.is_empty() {
+            self.fault = Some(Fault::LeakedArcs { arcs: leaked });
+        }
     }
 
     /// The thread currently running.
@@ -1094,7 +1150,9 @@ pub(crate) fn run(
                     .flatten()
                     .filter_map(|t| t.pending)
                     .collect();
-                if !blocked.is_empty() {
+                if blocked.is_empty() {
+                    e.check_arcs();
+                } else {
                     e.fault = Some(Fault::Deadlock {
                         blocked: blocked.iter().map(|p| (p.action, p.location)).collect(),
                     });

@@ -23,7 +23,7 @@ use std::cell::RefCell;
 use std::panic::Location;
 
 pub use action::{Action, ObjectIdx, ObjectKind, OpKind, ThreadIdx};
-pub(crate) use execution::{run, ChoicePoint, Limits, Outcome, Scheduler, Stop};
+pub(crate) use execution::{run, Alive, ChoicePoint, Limits, Outcome, Scheduler, Stop};
 pub use execution::{Event, Execution, Fault};
 pub use hb::CellAccess;
 

@@ -30,7 +30,9 @@ pub enum FailureKind {
     /// not ordered by happens-before.
     DataRace,
     /// The model closure returned while threads it spawned were still
-    /// running.
+    /// running, or every thread finished but an `Arc` created in the model
+    /// (by `Arc::new` or `Arc::new_cyclic` in code that `#[kase::test]` or
+    /// `#[kase::instrument]` rewrote) is still alive: a reference cycle.
     Leak,
     /// kase itself failed: one of its internal invariants did not hold. A
     /// bug in kase, not in the code under test; the report says so, asks
@@ -316,6 +318,24 @@ impl Failure {
                 (
                     FailureKind::Leak,
                     "the model closure returned while threads it spawned were still running:".into(),
+                    details,
+                    None,
+                    None,
+                )
+            }
+            Fault::LeakedArcs { arcs } => {
+                let mut details: Vec<String> = arcs
+                    .iter()
+                    .map(|(t, at)| format!("the Arc {} created at {} was never freed", names.thread(*t), location(at)))
+                    .collect();
+                details.push(
+                    "a reference cycle keeps it alive (make one direction a `Weak`), or it was forgotten \
+                     (`mem::forget`, `Box::leak`) or stored in a `static` that outlives the model"
+                        .into(),
+                );
+                (
+                    FailureKind::Leak,
+                    "every thread finished, but Arcs created in the model are still alive:".into(),
                     details,
                     None,
                     None,

@@ -1,0 +1,93 @@
+//! Leak detection for `Arc`s: the allocations that rewritten code makes with
+//! `Arc::new` / `Arc::new_cyclic` are tracked, and one still alive when an
+//! execution has ended (every thread finished, the model closure returned)
+//! is a `Leak` failure naming where it was created — typically a reference
+//! cycle.
+//!
+//! `kase::sync::Arc` stays std's own type (so `Arc<dyn Trait>` coercions
+//! keep working); `#[kase::test]` and `#[kase::instrument]` wrap each such
+//! call as `(&Wrap::new(Arc::new(x))).__kase_track()`. Method resolution
+//! picks [`TrackArc`] when the value is a `std::sync::Arc` (its receiver
+//! needs no auto-reference) and [`PassThrough`] for anything else (a type of
+//! the user's own that happens to be called `Arc`), which returns the value
+//! untouched.
+
+use std::cell::Cell;
+use std::panic::Location;
+use std::sync::{Arc, Weak};
+
+use crate::exec::{self, Alive};
+
+/// Holds the value of a wrapped constructor call until a `__kase_track`
+/// method takes it. Not public API.
+#[doc(hidden)]
+pub struct Wrap<T>(Cell<Option<T>>);
+
+impl<T> Wrap<T> {
+    /// Wraps the value a constructor call produced.
+    pub fn new(value: T) -> Self {
+        Wrap(Cell::new(Some(value)))
+    }
+
+    fn take(&self) -> T {
+        self.0
+            .take()
+            .expect("kase internal error: a tracked value taken twice")
+    }
+}
+
+/// Chosen for a `std::sync::Arc`: registers it with the running execution.
+#[doc(hidden)]
+pub trait TrackArc<T> {
+    /// Returns the wrapped `Arc`, tracked if a model is running.
+    fn __kase_track(&self) -> T;
+}
+
+impl<U: ?Sized> TrackArc<Arc<U>> for Wrap<Arc<U>> {
+    #[track_caller]
+    fn __kase_track(&self) -> Arc<U> {
+        let arc = self.take();
+        track(&arc, Location::caller());
+        arc
+    }
+}
+
+/// Chosen for any other type: returns the value as it is.
+#[doc(hidden)]
+pub trait PassThrough<T> {
+    /// Returns the wrapped value.
+    fn __kase_track(&self) -> T;
+}
+
+impl<T> PassThrough<T> for &Wrap<T> {
+    fn __kase_track(&self) -> T {
+        self.take()
+    }
+}
+
+struct Probe<T: ?Sized>(Weak<T>);
+
+impl<T: ?Sized> Alive for Probe<T> {
+    fn alive(&self) -> bool {
+        self.0.strong_count() > 0
+    }
+}
+
+/// Registers `arc`'s allocation with the execution running on this thread,
+/// if any.
+fn track<'a, T: ?Sized + 'a>(arc: &Arc<T>, at: &'static Location<'static>) {
+    if !exec::in_model() {
+        return;
+    }
+    let probe: Box<dyn Alive + 'a> = Box::new(Probe(Arc::downgrade(arc)));
+    // SAFETY: only the lifetime bound is erased; the layout of the box is
+    // unchanged. The probe never touches the `T` itself: `strong_count`
+    // reads the allocation's counters, which its `Weak` keeps allocated, and
+    // dropping a `Weak` only decrements the weak count and, for the last
+    // reference, frees the memory (by the layout in the pointer's metadata);
+    // the value was dropped by its last strong owner, not by the `Weak`. So
+    // the probe may outlive whatever `T` borrows.
+    let probe: Box<dyn Alive + 'static> =
+        unsafe { std::mem::transmute::<Box<dyn Alive + 'a>, Box<dyn Alive + 'static>>(probe) };
+    exec::with(|e| e.track_arc(probe, at));
+}
