@@ -72,10 +72,18 @@ fn check_determinism_reports_a_model_that_changes_between_runs() {
     let report = kase::Builder::new().check_determinism(true).explore(model);
     let failure = report.failure().expect("the second run differs");
     assert_eq!(failure.kind(), kase::FailureKind::Nondeterminism);
+    // The first difference, with both runs' operations and locations: the
+    // load (line 67) in one run, the store (line 69) in the other.
+    let text = failure.to_string();
     assert!(
-        failure.to_string().contains("check_determinism"),
-        "{failure}"
+        text.contains("check_determinism: the same schedule ran differently twice. At step 1,"),
+        "{text}"
     );
+    let load = text.find("load").expect("the load is named");
+    let store = text.find("store").expect("the store is named");
+    assert!(load < store, "the first run loaded: {text}");
+    assert!(text.contains("tests/robustness.rs:67:"), "{text}");
+    assert!(text.contains("tests/robustness.rs:69:"), "{text}");
 }
 
 #[test]
