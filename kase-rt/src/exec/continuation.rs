@@ -64,6 +64,17 @@ pub(crate) struct StackPool {
     free: Vec<(Registration, DefaultStack)>,
 }
 
+/// Stacks of finished explorations, by stack size, for the next ones (a
+/// test binary runs many small explorations, and mapping fresh stacks cost
+/// about as much as running them). At most [`CACHED_STACKS`] are kept; each
+/// keeps its guard-page registration.
+static STACK_CACHE: parking_lot::Mutex<Vec<(usize, Registration, DefaultStack)>> =
+    parking_lot::Mutex::new(Vec::new());
+
+/// How many stacks [`STACK_CACHE`] keeps at most (2 MiB of address space
+/// each by default; only the pages a model touched are resident).
+const CACHED_STACKS: usize = 32;
+
 impl StackPool {
     /// A pool handing out stacks of at least `stack_size` bytes.
     pub(crate) fn new(stack_size: usize) -> Self {
@@ -74,17 +85,42 @@ impl StackPool {
     }
 
     fn take(&mut self) -> (Registration, DefaultStack) {
-        self.free.pop().unwrap_or_else(|| {
-            let stack = DefaultStack::new(self.stack_size).unwrap_or_else(|e| {
-                panic!(
-                    "kase: could not allocate a {} byte stack for a model thread: {e} (lower it with \
-                     Builder::stack_size or KASE_STACK_SIZE)",
-                    self.stack_size
-                )
-            });
-            let registration = Registration::new(stack.limit().get(), self.stack_size);
-            (registration, stack)
-        })
+        if let Some(stack) = self.free.pop() {
+            return stack;
+        }
+        let cached = {
+            let mut cache = STACK_CACHE.lock();
+            let i = cache
+                .iter()
+                .rposition(|(size, ..)| *size == self.stack_size);
+            i.map(|i| cache.swap_remove(i))
+        };
+        if let Some((_, registration, stack)) = cached {
+            return (registration, stack);
+        }
+        let stack = DefaultStack::new(self.stack_size).unwrap_or_else(|e| {
+            panic!(
+                "kase: could not allocate a {} byte stack for a model thread: {e} (lower it with \
+                 Builder::stack_size or KASE_STACK_SIZE)",
+                self.stack_size
+            )
+        });
+        let registration = Registration::new(stack.limit().get(), self.stack_size);
+        (registration, stack)
+    }
+}
+
+impl Drop for StackPool {
+    fn drop(&mut self) {
+        let mut cache = STACK_CACHE.lock();
+        let room = CACHED_STACKS.saturating_sub(cache.len());
+        let size = self.stack_size;
+        cache.extend(
+            self.free
+                .drain(..)
+                .take(room)
+                .map(|(registration, stack)| (size, registration, stack)),
+        );
     }
 }
 

@@ -9,9 +9,11 @@
 
 use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::Duration;
+use std::sync::{Arc, OnceLock};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use super::action::ThreadIdx;
 
@@ -80,46 +82,96 @@ impl Watch {
 }
 
 /// Watches one exploration; stops when dropped.
+///
+/// One OS thread per process does the watching, started by the first
+/// exploration and parked while there is nothing to watch: spawning and
+/// joining a thread per exploration cost about 200 µs, more than whole
+/// explorations of small models.
 pub(crate) struct Watchdog {
     watch: Arc<Watch>,
-    thread: Option<JoinHandle<()>>,
 }
+
+/// An exploration being watched.
+struct Entry {
+    watch: Arc<Watch>,
+    limit: Duration,
+    /// The progress counter when last looked at, and since when it has not
+    /// moved while model code ran.
+    last: u64,
+    since: Instant,
+}
+
+/// The explorations being watched, in every thread of the process, and
+/// whether the watching thread parked with nothing to watch (then a new
+/// entry must wake it; otherwise it finds the entry within its tick, and
+/// starting an exploration costs no wake-up).
+static WATCHED: Mutex<(Vec<Entry>, bool)> = Mutex::new((Vec::new(), false));
+
+/// The watching thread, once started (`None` if it could not be spawned).
+static WATCHER: OnceLock<Option<Thread>> = OnceLock::new();
 
 impl Watchdog {
     /// Starts watching `watch`, giving up after `limit` without progress.
     pub(crate) fn start(watch: Arc<Watch>, limit: Duration) -> Watchdog {
-        let watched = watch.clone();
-        let thread = std::thread::Builder::new()
-            .name("kase-watchdog".into())
-            .spawn(move || {
-                let tick = limit.min(Duration::from_millis(250));
-                let mut last = watched.progress.load(Relaxed);
-                let mut still = Duration::ZERO;
-                while !watched.stop.load(Relaxed) {
-                    std::thread::park_timeout(tick);
-                    let now = watched.progress.load(Relaxed);
-                    if now == last && watched.in_model.load(Relaxed) {
-                        still += tick;
-                    } else {
-                        (last, still) = (now, Duration::ZERO);
-                    }
-                    if still >= limit && !watched.stop.load(Relaxed) {
-                        eprintln!("{}", watched.describe(limit));
-                        std::process::exit(101);
-                    }
+        let entry = Entry {
+            watch: watch.clone(),
+            limit,
+            last: watch.progress.load(Relaxed),
+            since: Instant::now(),
+        };
+        let was_idle = {
+            let mut watched = WATCHED.lock();
+            watched.0.push(entry);
+            std::mem::replace(&mut watched.1, false)
+        };
+        let watcher = WATCHER.get_or_init(|| {
+            std::thread::Builder::new()
+                .name("kase-watchdog".into())
+                .spawn(watch_all)
+                .ok()
+                .map(|handle| handle.thread().clone())
+        });
+        if let (true, Some(thread)) = (was_idle, watcher) {
+            thread.unpark();
+        }
+        Watchdog { watch }
+    }
+}
+
+/// The watching thread's loop: never ends (the process does).
+fn watch_all() {
+    loop {
+        let tick = {
+            let mut guard = WATCHED.lock();
+            let (watched, idle) = &mut *guard;
+            watched.retain(|e| !e.watch.stop.load(Relaxed));
+            let now = Instant::now();
+            for entry in watched.iter_mut() {
+                let progress = entry.watch.progress.load(Relaxed);
+                if progress != entry.last || !entry.watch.in_model.load(Relaxed) {
+                    (entry.last, entry.since) = (progress, now);
+                } else if now.duration_since(entry.since) >= entry.limit {
+                    eprintln!("{}", entry.watch.describe(entry.limit));
+                    std::process::exit(101);
                 }
-            })
-            .ok();
-        Watchdog { watch, thread }
+            }
+            let tick = watched
+                .iter()
+                .map(|e| (e.limit / 4).clamp(Duration::from_millis(1), Duration::from_millis(250)))
+                .min();
+            *idle = tick.is_none();
+            tick
+        };
+        match tick {
+            Some(tick) => std::thread::park_timeout(tick),
+            None => std::thread::park(),
+        }
     }
 }
 
 impl Drop for Watchdog {
     fn drop(&mut self) {
+        // The watching thread forgets the entry on its next round.
         self.watch.stop.store(true, Relaxed);
-        if let Some(thread) = self.thread.take() {
-            thread.thread().unpark();
-            let _ = thread.join();
-        }
     }
 }
