@@ -4,10 +4,12 @@
 
 mod args;
 mod rewrite;
+mod statics;
 
 use proc_macro::TokenStream;
 use quote::quote;
 use syn::spanned::Spanned;
+use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
 use syn::{parse_macro_input, Item, ItemFn, ReturnType};
 
@@ -193,8 +195,13 @@ pub fn instrument(args: TokenStream, item: TokenStream) -> TokenStream {
     let (args, arg_errors) = args::parse(args.into(), args::INSTRUMENT_KEYS, "kase::instrument");
     let arg_errors = arg_errors.map(|e| e.to_compile_error());
     let mut item = parse_macro_input!(item as Item);
+    let scope = match &item {
+        Item::Mod(_) => statics::Scope::Module,
+        _ => statics::Scope::Body,
+    };
     let mut rewriter = Rewriter {
         krate: args.crate_path.clone(),
+        bare_locks: statics::bare_lock_names(scope, |names| names.visit_item(&item)),
     };
     let error = match &mut item {
         Item::Fn(f) => {
@@ -292,6 +299,9 @@ fn expand_test(args: &args::Args, mut function: ItemFn) -> ItemFn {
     let mut body = (*function.block).clone();
     Rewriter {
         krate: krate.clone(),
+        bare_locks: statics::bare_lock_names(statics::Scope::Body, |names| {
+            names.visit_block(&function.block)
+        }),
     }
     .visit_block_mut(&mut body);
     let (keep, shadow) = rewrite::shadowing_imports(krate, &body);

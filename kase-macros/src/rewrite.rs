@@ -66,6 +66,9 @@ fn rule_for<'a>(
 pub(crate) struct Rewriter {
     /// Where kase lives (`::kase` unless `crate = "..."`).
     pub(crate) krate: syn::Path,
+    /// Bare names that denote kase's `Mutex` / `RwLock` in the input
+    /// (`statics::bare_lock_names`): their `static`s restart.
+    pub(crate) bare_locks: Vec<String>,
 }
 
 impl Rewriter {
@@ -396,6 +399,11 @@ fn arc_segment_span(call: &syn::ExprCall) -> Span {
 }
 
 impl VisitMut for Rewriter {
+    fn visit_item_static_mut(&mut self, item: &mut syn::ItemStatic) {
+        visit_mut::visit_item_static_mut(self, item);
+        crate::statics::restart_static(item, &self.bare_locks);
+    }
+
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
         visit_mut::visit_expr_mut(self, expr);
         if let Expr::Call(call) = expr {

@@ -83,7 +83,7 @@ pub use report::{Failure, FailureKind, Persist, Report, Schedule, ScheduleParseE
 /// operations around it produce. `Arc::new` and `Arc::new_cyclic` calls in
 /// code that `#[kase::test]` or `#[kase::instrument]` rewrote are tracked:
 /// an `Arc` they created that is still alive when every thread has finished
-/// (a reference cycle) is a [`FailureKind::Leak`](crate::FailureKind::Leak).
+/// (a reference cycle) is a [`FailureKind::Leak`].
 pub mod sync {
     pub use crate::shim::barrier::{Barrier, BarrierWaitResult};
     pub use crate::shim::condvar::{Condvar, WaitTimeoutResult};

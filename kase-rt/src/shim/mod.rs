@@ -17,6 +17,7 @@ pub mod park;
 mod poison;
 pub mod rwlock;
 pub mod scope;
+mod static_restart;
 pub mod thread;
 pub mod thread_builder;
 pub mod thread_local;

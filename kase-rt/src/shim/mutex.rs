@@ -35,6 +35,10 @@ pub struct Mutex<T: ?Sized> {
     /// false for the internal mutexes of shims that read their state
     /// outside the lock, like std's (`Once`).
     peekable: bool,
+    /// For a `static` rewritten by kase's attributes: puts the data back
+    /// into its initial state at the first use in each execution
+    /// (`static_restart.rs`).
+    restart: Option<fn(&Mutex<T>)>,
     data: UnsafeCell<T>,
 }
 
@@ -74,8 +78,35 @@ impl<T> Mutex<T> {
             raw: parking_lot::RawMutex::INIT,
             poisoned: PoisonFlag::new(),
             peekable: true,
+            restart: None,
             data: UnsafeCell::new(t),
         }
+    }
+
+    /// Written by `#[kase::test]` / `#[kase::instrument]` after the
+    /// initializer of a `static` mutex: `restart` puts the data back into its
+    /// initial state at the mutex's first use in each execution. Not public
+    /// API.
+    #[doc(hidden)]
+    pub const fn __kase_static(mut self, restart: fn(&Mutex<T>)) -> Self {
+        self.restart = Some(restart);
+        self
+    }
+
+    /// Replaces the data with `fresh`'s, if kase is restarting this mutex at
+    /// its first use in an execution; otherwise does nothing. Not public API.
+    #[doc(hidden)]
+    pub fn __kase_reset(&self, fresh: Mutex<T>) {
+        if !super::static_restart::allowed(self) || !self.raw.try_lock() {
+            return;
+        }
+        // SAFETY: we hold the real lock, and this is the mutex's first use in
+        // the current execution (`allowed`), so no guard of this execution
+        // exists either: nothing else can be accessing the data.
+        let old = std::mem::replace(unsafe { &mut *self.data.get() }, fresh.data.into_inner());
+        // SAFETY: locked just above, by this thread.
+        unsafe { self.raw.unlock() };
+        drop(old); // its `Drop` may use shims: after the real lock is free
     }
 
     /// A mutex whose critical sections are never peeked, for shims whose
@@ -100,7 +131,14 @@ impl<T> Mutex<T> {
 
 impl<T: ?Sized> Mutex<T> {
     fn model_object(&self) -> ObjectIdx {
-        exec::with(|e| e.object(&self.handle, || self.detail(), || {}))
+        let mut first_use = false;
+        let object = exec::with(|e| e.object(&self.handle, || self.detail(), || first_use = true));
+        if let (true, Some(restart)) = (first_use, self.restart) {
+            // Outside the execution's borrow: the initializer and the old
+            // data's `Drop` are user code.
+            super::static_restart::run(self, restart);
+        }
+        object
     }
 
     /// What the execution keeps for it.

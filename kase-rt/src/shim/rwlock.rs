@@ -36,6 +36,10 @@ pub struct RwLock<T: ?Sized> {
     handle: ObjectHandle,
     raw: parking_lot::RawRwLock,
     poisoned: PoisonFlag,
+    /// For a `static` rewritten by kase's attributes: puts the data back
+    /// into its initial state at the first use in each execution
+    /// (`static_restart.rs`).
+    restart: Option<fn(&RwLock<T>)>,
     data: UnsafeCell<T>,
 }
 
@@ -84,8 +88,35 @@ impl<T> RwLock<T> {
             handle: ObjectHandle::new(),
             raw: parking_lot::RawRwLock::INIT,
             poisoned: PoisonFlag::new(),
+            restart: None,
             data: UnsafeCell::new(t),
         }
+    }
+
+    /// Written by `#[kase::test]` / `#[kase::instrument]` after the
+    /// initializer of a `static` lock: `restart` puts the data back into its
+    /// initial state at the lock's first use in each execution. Not public
+    /// API.
+    #[doc(hidden)]
+    pub const fn __kase_static(mut self, restart: fn(&RwLock<T>)) -> Self {
+        self.restart = Some(restart);
+        self
+    }
+
+    /// Replaces the data with `fresh`'s, if kase is restarting this lock at
+    /// its first use in an execution; otherwise does nothing. Not public API.
+    #[doc(hidden)]
+    pub fn __kase_reset(&self, fresh: RwLock<T>) {
+        if !super::static_restart::allowed(self) || !self.raw.try_lock_exclusive() {
+            return;
+        }
+        // SAFETY: we hold the real lock exclusively, and this is the lock's
+        // first use in the current execution (`allowed`), so no guard of this
+        // execution exists either: nothing else can be accessing the data.
+        let old = std::mem::replace(unsafe { &mut *self.data.get() }, fresh.data.into_inner());
+        // SAFETY: locked exclusively just above, by this thread.
+        unsafe { self.raw.unlock_exclusive() };
+        drop(old); // its `Drop` may use shims: after the real lock is free
     }
 
     /// Consumes the lock, returning the data; `Err` if it is poisoned.
@@ -101,13 +132,20 @@ impl<T> RwLock<T> {
 
 impl<T: ?Sized> RwLock<T> {
     fn model_object(&self) -> ObjectIdx {
-        exec::with(|e| {
+        let mut first_use = false;
+        let object = exec::with(|e| {
             e.object(
                 &self.handle,
                 || ObjectDetail::RwLock(Default::default()),
-                || {},
+                || first_use = true,
             )
-        })
+        });
+        if let (true, Some(restart)) = (first_use, self.restart) {
+            // Outside the execution's borrow: the initializer and the old
+            // data's `Drop` are user code.
+            super::static_restart::run(self, restart);
+        }
+        object
     }
 
     #[track_caller]
