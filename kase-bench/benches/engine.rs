@@ -2,7 +2,8 @@
 //! show up: whole explorations of small models (the per-execution cost of the
 //! exhaustive explorer and of optimal POR, whose alternatives and conflict
 //! queries dominate on longer executions), scheduling points (`yield_now`)
-//! and raw visible operations.
+//! and raw visible operations, and the POR explorer's own queries on a real
+//! unfolding: causality, conflict, and the search for alternatives.
 //!
 //! Run with `cargo bench -p kase-bench --bench engine`; `cargo test` does not
 //! run them.
@@ -125,6 +126,35 @@ fn scheduling(c: &mut Criterion) {
     group.finish();
 }
 
+/// The explorer's queries on the unfolding it built for a model, stopped
+/// mid-exploration where it searches for alternatives (the probe comes from
+/// `kase_rt::__bench`, hidden API for these benchmarks).
+fn unfolding(c: &mut Criterion) {
+    let mut group = c.benchmark_group("unfolding");
+    for (name, executions, model) in [
+        ("mpat(3)", 24, (|| kase_models::mpat(3)) as fn()),
+        ("disp(2, 2)", 16, || kase_models::disp(2, 2)),
+    ] {
+        let mut probe = kase_rt::__bench::unfold(model, executions);
+        let n = probe.events() as u64;
+        group.throughput(Throughput::Elements(n * n));
+        group.bench_function(
+            format!("causality, all pairs of {n} events of {name}"),
+            |b| b.iter(|| black_box(probe.causality_queries())),
+        );
+        group.throughput(Throughput::Elements(n * (n - 1) / 2));
+        group.bench_function(
+            format!("conflict, all pairs of {n} events of {name}"),
+            |b| b.iter(|| black_box(probe.conflict_queries())),
+        );
+        group.throughput(Throughput::Elements(1));
+        group.bench_function(format!("alternatives at every choice point, {name}"), |b| {
+            b.iter(|| black_box(probe.alternative_search()))
+        });
+    }
+    group.finish();
+}
+
 /// The group `criterion_main!` runs (a module, so the generated function is
 /// not public API).
 mod groups {
@@ -136,7 +166,7 @@ mod groups {
             .sample_size(10)
             .warm_up_time(Duration::from_millis(500))
             .measurement_time(Duration::from_secs(3));
-        targets = explorations, scheduling
+        targets = explorations, scheduling, unfolding
     }
 }
 criterion_main!(groups::benches);

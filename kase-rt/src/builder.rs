@@ -30,7 +30,7 @@ use crate::report::{Report, Schedule};
 /// ```
 #[derive(Clone, Debug)]
 pub struct Builder {
-    config: Config,
+    pub(crate) config: Config,
 }
 
 /// Default bound on visible operations per execution.

@@ -147,6 +147,21 @@ pub mod __private {
     pub use crate::shim::arc::{PassThrough, TrackArc, Wrap};
 }
 
+/// The POR explorer's hot paths, for kase's own criterion benchmarks
+/// (`kase-bench/benches/engine.rs`); not public API (no stability promise).
+#[doc(hidden)]
+pub mod __bench {
+    pub use crate::explore::UnfoldingProbe;
+
+    /// Explores `model` with optimal POR (peeking off) for `executions`
+    /// executions and stops where the explorer searches for alternatives
+    /// after the last one.
+    pub fn unfold(model: impl Fn() + Sync, executions: u64) -> UnfoldingProbe {
+        let config = crate::Builder::new().peeking(false).config;
+        UnfoldingProbe::new(&config, &model, executions)
+    }
+}
+
 /// Entry points for the fuzz targets in the repository's `fuzz/` directory
 /// and for tests; not part of the API (no stability promise).
 #[doc(hidden)]

@@ -6,6 +6,7 @@ mod determinism;
 mod exhaustive;
 mod minimize;
 mod por;
+pub use por::bench::UnfoldingProbe;
 mod replay;
 mod session;
 mod trace;

@@ -2,6 +2,7 @@
 //! quasi-optimal-por.txt run statelessly (each execution replays a prefix and
 //! then follows a clue). Design and definitions: `../POR-DESIGN.md`.
 
+pub(crate) mod bench;
 mod comb;
 mod extensions;
 mod fast_hash;

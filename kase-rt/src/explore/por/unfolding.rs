@@ -164,6 +164,11 @@ impl Unfolding {
         self.live
     }
 
+    /// The events held (for `bench.rs`).
+    pub(crate) fn ids(&self) -> impl Iterator<Item = EventId> + '_ {
+        (0..self.events.len() as EventId).filter(|&id| self.events[id as usize].is_some())
+    }
+
     /// Drops every event for which `keep` is false. The caller guarantees
     /// the kept events are causally closed and no longer refers to the others.
     pub(crate) fn retain(&mut self, keep: impl Fn(EventId) -> bool) {
