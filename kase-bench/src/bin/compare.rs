@@ -833,10 +833,9 @@ fn render(options: &Options, rows: &[Row], elapsed: Duration, machine: &str) -> 
          commute, k!.\n\
          - `dining_philosophers`: every tool stops at the first deadlock, so the row compares how \
          soon each finds it.\n\
-         - `mpc`: written from the benchmark list's description, producer p of MPC(2, W) feeds \
-         worker (2·buf + p) mod W; for W = 2 that is worker p, and kase's 216 is exactly 6 orders of \
-         the `pm` sections × 6 × 6 interleavings on the two worker mutexes. The listed 54, 66, \
-         4 344 are the paper's MPC, whose exact code differs from this reading.\n\
+         - `mpc`: each producer takes `pm` twice, then makes one request to worker `tmp % W` \
+         with the `tmp` of its second round (the reading of the benchmark list's description \
+         that gives its small checks, 54 and 66).\n\
          - loom models the C11 memory model (a load may read from several stores, `SeqCst` \
          included) and interleaves `spawn`/`join`, so it runs more executions even on one-trace \
          programs; shuttle's DFS has no reduction at all.\n\
