@@ -97,16 +97,20 @@ impl<T> Mutex<T> {
     /// its first use in an execution; otherwise does nothing. Not public API.
     #[doc(hidden)]
     pub fn __kase_reset(&self, fresh: Mutex<T>) {
-        if !super::static_restart::allowed(self) || !self.raw.try_lock() {
-            return;
+        let fresh = fresh.data.into_inner();
+        // SAFETY: `data` is what this mutex guards, `raw` its real lock.
+        unsafe {
+            super::static_restart::swap_in(
+                self,
+                &self.data,
+                fresh,
+                || self.raw.try_lock(),
+                || {
+                    // SAFETY: taken by the `try_lock` just before.
+                    self.raw.unlock()
+                },
+            )
         }
-        // SAFETY: we hold the real lock, and this is the mutex's first use in
-        // the current execution (`allowed`), so no guard of this execution
-        // exists either: nothing else can be accessing the data.
-        let old = std::mem::replace(unsafe { &mut *self.data.get() }, fresh.data.into_inner());
-        // SAFETY: locked just above, by this thread.
-        unsafe { self.raw.unlock() };
-        drop(old); // its `Drop` may use shims: after the real lock is free
     }
 
     /// A mutex whose critical sections are never peeked, for shims whose

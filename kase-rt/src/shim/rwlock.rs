@@ -107,16 +107,21 @@ impl<T> RwLock<T> {
     /// its first use in an execution; otherwise does nothing. Not public API.
     #[doc(hidden)]
     pub fn __kase_reset(&self, fresh: RwLock<T>) {
-        if !super::static_restart::allowed(self) || !self.raw.try_lock_exclusive() {
-            return;
+        let fresh = fresh.data.into_inner();
+        // SAFETY: `data` is what this lock guards, `raw` its real lock.
+        unsafe {
+            super::static_restart::swap_in(
+                self,
+                &self.data,
+                fresh,
+                || self.raw.try_lock_exclusive(),
+                || {
+                    // SAFETY: taken exclusively by the `try_lock_exclusive`
+                    // just before.
+                    self.raw.unlock_exclusive()
+                },
+            )
         }
-        // SAFETY: we hold the real lock exclusively, and this is the lock's
-        // first use in the current execution (`allowed`), so no guard of this
-        // execution exists either: nothing else can be accessing the data.
-        let old = std::mem::replace(unsafe { &mut *self.data.get() }, fresh.data.into_inner());
-        // SAFETY: locked exclusively just above, by this thread.
-        unsafe { self.raw.unlock_exclusive() };
-        drop(old); // its `Drop` may use shims: after the real lock is free
     }
 
     /// Consumes the lock, returning the data; `Err` if it is poisoned.

@@ -11,7 +11,7 @@
 //! only when called that way ([`run`] marks the lock on this thread), so
 //! the hidden method is harmless when called from anywhere else.
 
-use std::cell::Cell;
+use std::cell::{Cell, UnsafeCell};
 
 thread_local! {
     /// The lock whose restart function is running on this thread.
@@ -31,4 +31,31 @@ pub(crate) fn run<L: ?Sized>(lock: &L, restart: fn(&L)) {
 pub(crate) fn allowed<L: ?Sized>(lock: &L) -> bool {
     let me = std::ptr::from_ref(lock).cast::<()>();
     RESTARTING.with(|r| r.get() == me)
+}
+
+/// Puts `fresh` in place of `data` if kase is restarting `lock` ([`run`])
+/// and `try_lock` takes the real lock; the previous data is dropped after
+/// `unlock` (its `Drop` may use shims).
+///
+/// # Safety
+///
+/// `data` must be the data `lock` guards; `try_lock` must take `lock`'s real
+/// lock exclusively when it returns true, and `unlock` release it.
+pub(crate) unsafe fn swap_in<L: ?Sized, T>(
+    lock: &L,
+    data: &UnsafeCell<T>,
+    fresh: T,
+    try_lock: impl FnOnce() -> bool,
+    unlock: impl FnOnce(),
+) {
+    if !allowed(lock) || !try_lock() {
+        return;
+    }
+    // SAFETY: we hold the real lock exclusively (the caller's promise), and
+    // this is the lock's first use in the current execution (`allowed`), so
+    // no guard of this execution exists either: nothing else can be
+    // accessing the data.
+    let old = std::mem::replace(unsafe { &mut *data.get() }, fresh);
+    unlock();
+    drop(old);
 }
