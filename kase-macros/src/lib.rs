@@ -128,10 +128,17 @@ use rewrite::Rewriter;
 /// passes. (`#[should_panic]` cannot be combined with a `Result` return, as
 /// with plain `#[test]`; use `expect = "panic"`.)
 ///
+/// # Parametrised tests
+///
+/// Above test-case's `#[test_case(…)]` or rstest's `#[rstest]`, the
+/// function may take parameters: kase wraps its body (the model captures
+/// the arguments) and that attribute generates one test per case. Below
+/// them, kase would only see the generated wrappers.
+///
 /// # Errors
 ///
-/// `async fn` (not supported yet), parameters, generics and `self` are
-/// compile errors.
+/// `async fn` (not supported yet), parameters (unless a parametrising
+/// attribute follows), generics and `self` are compile errors.
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     let (args, arg_errors) = args::parse(args.into(), args::TEST_KEYS, "kase::test");
@@ -258,6 +265,17 @@ fn is_test_attribute(attr: &syn::Attribute) -> bool {
         .is_some_and(|s| s.ident == "test" || s.ident == "rstest" || s.ident == "test_case")
 }
 
+/// Whether an attribute generates one test per case of a parametrised
+/// function (test-case's `#[test_case(…)]`, rstest's `#[rstest]`). Below
+/// `#[kase::test]`, such an attribute sees the function kase expanded, so
+/// every case it generates runs the model with its own arguments.
+fn is_parametrising_attribute(attr: &syn::Attribute) -> bool {
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "rstest" || s.ident == "test_case")
+}
+
 fn signature_errors(function: &ItemFn) -> Option<syn::Error> {
     let sig = &function.sig;
     let mut errors: Vec<syn::Error> = Vec::new();
@@ -273,11 +291,11 @@ fn signature_errors(function: &ItemFn) -> Option<syn::Error> {
             receiver,
             "#[kase::test] cannot be used on a method: it takes `self`",
         ));
-    } else if !sig.inputs.is_empty() {
+    } else if !sig.inputs.is_empty() && !function.attrs.iter().any(is_parametrising_attribute) {
         errors.push(syn::Error::new_spanned(
             &sig.inputs,
-            "#[kase::test] functions take no parameters: \
-             build the inputs inside the body",
+            "#[kase::test] functions take no parameters: build the inputs inside the body, \
+             or put #[kase::test] above #[test_case(…)] or #[rstest] to model-check each case",
         ));
     }
     if !sig.generics.params.is_empty() {
