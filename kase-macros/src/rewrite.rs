@@ -558,6 +558,19 @@ pub(crate) fn shadowing_imports(krate: &syn::Path, body: &Block) -> (TokenStream
     (keep, shadow)
 }
 
+/// The name a type-like item defines (a struct, enum, union, trait or type
+/// alias), if `item` is one.
+pub(crate) fn type_item_ident(item: &Item) -> Option<&Ident> {
+    match item {
+        Item::Enum(i) => Some(&i.ident),
+        Item::Struct(i) => Some(&i.ident),
+        Item::Trait(i) => Some(&i.ident),
+        Item::Type(i) => Some(&i.ident),
+        Item::Union(i) => Some(&i.ident),
+        _ => None,
+    }
+}
+
 /// Collects the names of [`SHADOWED`] a body uses without a path, and the
 /// names it defines itself (local `use`s, items, bindings).
 #[derive(Default)]
@@ -665,17 +678,12 @@ impl<'ast> syn::visit::Visit<'ast> for Scan {
     }
 
     fn visit_item(&mut self, item: &'ast Item) {
-        let ident = match item {
+        let ident = type_item_ident(item).or(match item {
             Item::Const(i) => Some(&i.ident),
-            Item::Enum(i) => Some(&i.ident),
             Item::Fn(i) => Some(&i.sig.ident),
             Item::Static(i) => Some(&i.ident),
-            Item::Struct(i) => Some(&i.ident),
-            Item::Trait(i) => Some(&i.ident),
-            Item::Type(i) => Some(&i.ident),
-            Item::Union(i) => Some(&i.ident),
             _ => None,
-        };
+        });
         if let Some(ident) = ident {
             self.define(ident);
         }

@@ -57,15 +57,7 @@ impl<'ast> Visit<'ast> for Names {
     }
 
     fn visit_item(&mut self, item: &'ast Item) {
-        let ident = match item {
-            Item::Struct(i) => Some(&i.ident),
-            Item::Enum(i) => Some(&i.ident),
-            Item::Type(i) => Some(&i.ident),
-            Item::Union(i) => Some(&i.ident),
-            Item::Trait(i) => Some(&i.ident),
-            _ => None,
-        };
-        if let Some(ident) = ident {
+        if let Some(ident) = crate::rewrite::type_item_ident(item) {
             self.other.push(ident.to_string());
         }
         syn::visit::visit_item(self, item);

@@ -40,6 +40,23 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
     EXECUTION.with(|e| f(&mut e.borrow_mut()))
 }
 
+/// The object behind `handle` in the current execution, registered on its
+/// first use in it; only then, and after the execution's borrow is released,
+/// `on_first_use` runs, so it may run user code (a `static` lock's
+/// initializer, the old data's `Drop`: `shim/static_restart.rs`).
+pub(crate) fn object_then(
+    handle: &object::ObjectHandle,
+    detail: impl FnOnce() -> object::ObjectDetail,
+    on_first_use: impl FnOnce(),
+) -> ObjectIdx {
+    let mut first_use = false;
+    let object = with(|e| e.object(handle, detail, || first_use = true));
+    if first_use {
+        on_first_use();
+    }
+    object
+}
+
 /// An access to the data `mutex` guards, through its guard. With
 /// critical-section peeking it is a visible read or write of the data (never
 /// a scheduling point); otherwise nothing: the mutex orders such accesses.

@@ -101,11 +101,19 @@ struct Entry {
     since: Instant,
 }
 
-/// The explorations being watched, in every thread of the process, and
-/// whether the watching thread parked with nothing to watch (then a new
-/// entry must wake it; otherwise it finds the entry within its tick, and
-/// starting an exploration costs no wake-up).
-static WATCHED: Mutex<(Vec<Entry>, bool)> = Mutex::new((Vec::new(), false));
+/// The explorations being watched, in every thread of the process.
+struct Watched {
+    entries: Vec<Entry>,
+    /// The watching thread parked with nothing to watch: a new entry must
+    /// wake it (otherwise it finds the entry within its tick, and starting
+    /// an exploration costs no wake-up).
+    idle: bool,
+}
+
+static WATCHED: Mutex<Watched> = Mutex::new(Watched {
+    entries: Vec::new(),
+    idle: false,
+});
 
 /// The watching thread, once started (`None` if it could not be spawned).
 static WATCHER: OnceLock<Option<Thread>> = OnceLock::new();
@@ -121,8 +129,8 @@ impl Watchdog {
         };
         let was_idle = {
             let mut watched = WATCHED.lock();
-            watched.0.push(entry);
-            std::mem::replace(&mut watched.1, false)
+            watched.entries.push(entry);
+            std::mem::replace(&mut watched.idle, false)
         };
         let watcher = WATCHER.get_or_init(|| {
             std::thread::Builder::new()
@@ -142,11 +150,10 @@ impl Watchdog {
 fn watch_all() {
     loop {
         let tick = {
-            let mut guard = WATCHED.lock();
-            let (watched, idle) = &mut *guard;
-            watched.retain(|e| !e.watch.stop.load(Relaxed));
+            let mut watched = WATCHED.lock();
+            watched.entries.retain(|e| !e.watch.stop.load(Relaxed));
             let now = Instant::now();
-            for entry in watched.iter_mut() {
+            for entry in watched.entries.iter_mut() {
                 let progress = entry.watch.progress.load(Relaxed);
                 if progress != entry.last || !entry.watch.in_model.load(Relaxed) {
                     (entry.last, entry.since) = (progress, now);
@@ -156,10 +163,11 @@ fn watch_all() {
                 }
             }
             let tick = watched
+                .entries
                 .iter()
                 .map(|e| (e.limit / 4).clamp(Duration::from_millis(1), Duration::from_millis(250)))
                 .min();
-            *idle = tick.is_none();
+            watched.idle = tick.is_none();
             tick
         };
         match tick {

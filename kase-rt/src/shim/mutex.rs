@@ -135,14 +135,11 @@ impl<T> Mutex<T> {
 
 impl<T: ?Sized> Mutex<T> {
     fn model_object(&self) -> ObjectIdx {
-        let mut first_use = false;
-        let object = exec::with(|e| e.object(&self.handle, || self.detail(), || first_use = true));
-        if let (true, Some(restart)) = (first_use, self.restart) {
-            // Outside the execution's borrow: the initializer and the old
-            // data's `Drop` are user code.
-            super::static_restart::run(self, restart);
-        }
-        object
+        exec::object_then(
+            &self.handle,
+            || self.detail(),
+            || super::static_restart::run(self, self.restart),
+        )
     }
 
     /// What the execution keeps for it.

@@ -137,20 +137,11 @@ impl<T> RwLock<T> {
 
 impl<T: ?Sized> RwLock<T> {
     fn model_object(&self) -> ObjectIdx {
-        let mut first_use = false;
-        let object = exec::with(|e| {
-            e.object(
-                &self.handle,
-                || ObjectDetail::RwLock(Default::default()),
-                || first_use = true,
-            )
-        });
-        if let (true, Some(restart)) = (first_use, self.restart) {
-            // Outside the execution's borrow: the initializer and the old
-            // data's `Drop` are user code.
-            super::static_restart::run(self, restart);
-        }
-        object
+        exec::object_then(
+            &self.handle,
+            || ObjectDetail::RwLock(Default::default()),
+            || super::static_restart::run(self, self.restart),
+        )
     }
 
     #[track_caller]

@@ -18,8 +18,12 @@ thread_local! {
     static RESTARTING: Cell<*const ()> = const { Cell::new(std::ptr::null()) };
 }
 
-/// Runs `restart(lock)` with `lock` marked as restarting on this thread.
-pub(crate) fn run<L: ?Sized>(lock: &L, restart: fn(&L)) {
+/// Runs `lock`'s restart function, if it has one, with `lock` marked as
+/// restarting on this thread.
+pub(crate) fn run<L: ?Sized>(lock: &L, restart: Option<fn(&L)>) {
+    let Some(restart) = restart else {
+        return;
+    };
     let me = std::ptr::from_ref(lock).cast::<()>();
     let previous = RESTARTING.with(|r| r.replace(me));
     restart(lock);

@@ -33,10 +33,8 @@ impl UnfoldingProbe {
             }
         }
         let outcome = runner.execute(&mut por);
-        por.sync(&outcome.events, |x| {
-            (outcome.objects[x.0 as usize], outcome.owners[x.0 as usize])
-        });
-        por.add_extensions(&outcome.pending, &outcome.objects, &outcome.owners);
+        por.absorb(&outcome)
+            .expect("kase: the benchmark model is not deterministic");
         runner.reclaim(outcome);
         let events = por.u.ids().collect();
         UnfoldingProbe { por, events }

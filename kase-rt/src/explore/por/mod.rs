@@ -455,8 +455,11 @@ impl Scheduler for Por {
     }
 }
 
-impl Explorer for Por {
-    fn advance(&mut self, outcome: &Outcome) -> Result<bool, String> {
+impl Por {
+    /// The first half of [`Explorer::advance`]: takes the finished execution
+    /// into `U` (its events and their conflicting extensions, line 4 of
+    /// Algorithm 1), ready for the search for alternatives.
+    fn absorb(&mut self, outcome: &Outcome) -> Result<(), String> {
         self.sync(&outcome.events, |x| {
             (outcome.objects[x.0 as usize], outcome.owners[x.0 as usize])
         });
@@ -468,6 +471,13 @@ impl Explorer for Por {
         }
         self.add_extensions(&outcome.pending, &outcome.objects, &outcome.owners);
         self.peak_events = self.peak_events.max(self.u.len());
+        Ok(())
+    }
+}
+
+impl Explorer for Por {
+    fn advance(&mut self, outcome: &Outcome) -> Result<bool, String> {
+        self.absorb(outcome)?;
         while let Some(node) = self.nodes.last() {
             // A node without an event: its configuration had nothing to run
             // outside D (a redundant stop right there).
