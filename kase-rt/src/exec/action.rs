@@ -53,8 +53,8 @@ pub enum ObjectKind {
     Park,
     /// A tracked `UnsafeCell`.
     Cell,
-    /// The data a `Mutex` guards, accessed through its guard (only recorded
-    /// with critical-section peeking).
+    /// The data a `Mutex` or an `RwLock` guards, accessed through its guard
+    /// (only recorded with critical-section peeking).
     Data,
 }
 
@@ -137,6 +137,26 @@ pub enum OpKind {
     /// A write of memory inside a critical section with peeking: the guarded
     /// data (`DerefMut`) or a tracked cell. Never a scheduling point.
     DataWrite,
+    /// With critical-section peeking, `RwLock::read`: starts a pure part in
+    /// shared mode. A read of the lock, like [`OpKind::PeekLock`]; enabled
+    /// while no writer holds the lock, even while upgraded readers do.
+    PeekReadLock,
+    /// The read unlock that ends a pure read section: a read of the lock.
+    PeekReadUnlock,
+    /// A pure read section meets other synchronisation: from here it holds
+    /// the lock shared across choice points. A *write* of the lock, because
+    /// a held reader disables a writer's `PeekLock` (a read); the lock's gate
+    /// still lets other readers in (POR-DESIGN.md, "`RwLock` sections").
+    ReadUpgrade,
+    /// With peeking, a read lock taken outside a pure part (while
+    /// panicking): a write of the lock for the same reason as
+    /// [`OpKind::ReadUpgrade`].
+    SharedLock,
+    /// With peeking, `RwLock::try_read`: a write of the lock, may fail.
+    SharedTryLock,
+    /// With peeking, releasing a read lock held across choice points: a
+    /// write of the lock.
+    SharedUnlock,
 }
 
 impl OpKind {
@@ -157,7 +177,22 @@ impl OpKind {
                 | OpKind::Yield
                 | OpKind::PeekLock
                 | OpKind::PeekUnlock
+                | OpKind::PeekReadLock
+                | OpKind::PeekReadUnlock
                 | OpKind::DataRead
+        )
+    }
+
+    /// Whether the operation starts a pure part of a critical section.
+    pub fn starts_pure_part(self) -> bool {
+        matches!(self, OpKind::PeekLock | OpKind::PeekReadLock)
+    }
+
+    /// Whether the operation is an attempt to lock that may fail.
+    pub fn is_try(self) -> bool {
+        matches!(
+            self,
+            OpKind::TryLock | OpKind::TryReadLock | OpKind::SharedTryLock
         )
     }
 
@@ -177,7 +212,10 @@ impl OpKind {
 
     /// Whether the operation ends a pure part of a critical section.
     pub fn ends_pure_part(self) -> bool {
-        matches!(self, OpKind::PeekUnlock | OpKind::Upgrade)
+        matches!(
+            self,
+            OpKind::PeekUnlock | OpKind::PeekReadUnlock | OpKind::Upgrade | OpKind::ReadUpgrade
+        )
     }
 
     /// Whether the scheduler must make a choice before this operation runs.
@@ -186,7 +224,12 @@ impl OpKind {
     pub fn is_scheduling_point(self) -> bool {
         !matches!(
             self,
-            OpKind::Spawn | OpKind::Fence | OpKind::DataRead | OpKind::DataWrite | OpKind::Upgrade
+            OpKind::Spawn
+                | OpKind::Fence
+                | OpKind::DataRead
+                | OpKind::DataWrite
+                | OpKind::Upgrade
+                | OpKind::ReadUpgrade
         )
     }
 
@@ -225,6 +268,10 @@ impl OpKind {
             OpKind::Upgrade => "keep locked",
             OpKind::DataRead => "read",
             OpKind::DataWrite => "write",
+            OpKind::PeekReadLock | OpKind::SharedLock => "read",
+            OpKind::PeekReadUnlock | OpKind::SharedUnlock => "read unlock",
+            OpKind::ReadUpgrade => "keep read-locked",
+            OpKind::SharedTryLock => "try_read",
         }
     }
 }
@@ -256,6 +303,8 @@ mod tests {
             ReadUnlock,
             PeekLock,
             PeekUnlock,
+            PeekReadLock,
+            PeekReadUnlock,
             DataRead,
         ] {
             assert!(!k.writes(), "{k:?}");
@@ -272,6 +321,10 @@ mod tests {
             Exit,
             Upgrade,
             DataWrite,
+            ReadUpgrade,
+            SharedLock,
+            SharedTryLock,
+            SharedUnlock,
         ] {
             assert!(k.writes(), "{k:?}");
         }

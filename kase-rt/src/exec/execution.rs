@@ -13,7 +13,7 @@ use super::continuation::{Body, Continuation, CoroutineThread, Resumed, StackPoo
 use super::hb::{CellAccess, ThreadHb};
 use super::object::{ObjectDetail, ObjectHandle, ObjectState};
 use super::panic::{self, PanicInfo};
-use super::peek::{self, AccessTag, PurePart, Section, Sections, MAX_PURE_STEPS};
+use super::peek::{self, AccessTag, Hold, PurePart, Section, Sections, MAX_PURE_STEPS};
 use super::spin::SpinTrack;
 use super::thread::{Pending, ThreadInterner, ThreadState};
 use super::watchdog::Watch;
@@ -544,7 +544,7 @@ impl Execution {
         let acquires = action
             .object
             .is_some_and(|o| self.objects[o.0 as usize].acquires(action.kind, t));
-        let try_failed = matches!(action.kind, OpKind::TryLock | OpKind::TryReadLock)
+        let try_failed = action.kind.is_try()
             && action
                 .object
                 .is_some_and(|o| !self.objects[o.0 as usize].try_succeeds(action.kind));
@@ -564,7 +564,10 @@ impl Execution {
         let thread = self.thread_mut(t);
         if action.kind == OpKind::Yield {
             thread.spin = SpinTrack::Nothing;
-        } else if matches!(action.kind, OpKind::PeekLock | OpKind::PeekUnlock) {
+        } else if matches!(
+            action.kind,
+            OpKind::PeekLock | OpKind::PeekUnlock | OpKind::PeekReadLock | OpKind::PeekReadUnlock
+        ) {
             // A pure section's lock and unlock tell a spinning thread
             // nothing: it waits for the data it read to change.
         } else {
@@ -602,7 +605,12 @@ impl Execution {
             OpKind::Unlock | OpKind::Downgrade | OpKind::Exit => obj.sync = hb.clock.clone(),
             // A pure section hands over only to what depends on it (rule R,
             // exec/peek.rs) and to upgraded sections (POR-DESIGN.md).
-            OpKind::ReadUnlock | OpKind::PeekUnlock => obj.read_release.join(&hb.clock),
+            // Readers release only to writers: `SharedUnlock` and
+            // `PeekReadUnlock` too (a reader acquires only `sync`).
+            OpKind::ReadUnlock
+            | OpKind::PeekUnlock
+            | OpKind::PeekReadUnlock
+            | OpKind::SharedUnlock => obj.read_release.join(&hb.clock),
             OpKind::Unpark => obj.sync.join(&hb.clock),
             _ => {}
         }
@@ -830,37 +838,54 @@ impl Execution {
         let Some(part) = self.thread(t).pure else {
             return;
         };
+        let own_unlock = if part.shared {
+            OpKind::ReadUnlock
+        } else {
+            OpKind::Unlock
+        };
         let keeps = !std::thread::panicking()
             && ((kind.is_memory_access() && part.steps < MAX_PURE_STEPS)
-                || (kind == OpKind::Unlock && object == Some(part.mutex)));
+                || (kind == own_unlock && object == Some(part.mutex)));
         if keeps {
             return;
         }
         let action = Action {
             thread: t,
             object: Some(part.mutex),
-            kind: OpKind::Upgrade,
+            kind: if part.shared {
+                OpKind::ReadUpgrade
+            } else {
+                OpKind::Upgrade
+            },
         };
         self.thread_mut(t).pending = Some(Pending { action, location });
         self.perform(|_, _| ((), None));
     }
 
-    /// The operation kind under peeking: a mutex lock starts a pure part,
-    /// and the unlock of a pure part ends it.
+    /// The operation kind under peeking: a lock (a `Mutex`'s, or an
+    /// `RwLock`'s in either mode) starts a pure part, and the unlock of a
+    /// pure part ends it. An `RwLock` read lock held across choice points
+    /// (`try_read`, a lock taken while panicking, the unlock after an
+    /// upgrade or a downgrade) becomes a write of the lock.
     fn peek_kind(&self, object: Option<ObjectIdx>, kind: OpKind) -> OpKind {
         let Some(o) = object else {
             return kind;
         };
+        let (peekable, rwlock) = match &self.objects[o.0 as usize].detail {
+            ObjectDetail::Mutex(m) => (m.peekable, false),
+            ObjectDetail::RwLock(_) => (true, true),
+            _ => return kind,
+        };
+        let pure = self.thread(self.current).pure.filter(|p| p.mutex == o);
+        let panicking = std::thread::panicking();
         match kind {
-            OpKind::Lock
-                if matches!(&self.objects[o.0 as usize].detail, ObjectDetail::Mutex(m) if m.peekable)
-                    && !std::thread::panicking() =>
-            {
-                OpKind::PeekLock
-            }
-            OpKind::Unlock if self.thread(self.current).pure.is_some_and(|p| p.mutex == o) => {
-                OpKind::PeekUnlock
-            }
+            OpKind::Lock if peekable && !panicking => OpKind::PeekLock,
+            OpKind::Unlock if pure.is_some_and(|p| !p.shared) => OpKind::PeekUnlock,
+            OpKind::ReadLock if rwlock && !panicking => OpKind::PeekReadLock,
+            OpKind::ReadLock if rwlock => OpKind::SharedLock,
+            OpKind::TryReadLock if rwlock => OpKind::SharedTryLock,
+            OpKind::ReadUnlock if pure.is_some_and(|p| p.shared) => OpKind::PeekReadUnlock,
+            OpKind::ReadUnlock if rwlock => OpKind::SharedUnlock,
             _ => kind,
         }
     }
@@ -872,10 +897,11 @@ impl Execution {
     fn peek_check(&mut self, at: usize, action: &Action, before: &VectorClock) -> Option<usize> {
         let t = action.thread;
         let section = match (action.kind, action.object) {
-            (OpKind::PeekLock, Some(mutex)) => {
+            (OpKind::PeekLock | OpKind::PeekReadLock, Some(mutex)) => {
                 self.sections.all.push(Section {
                     thread: t,
                     mutex,
+                    shared: action.kind == OpKind::PeekReadLock,
                     start: at,
                     end: None,
                     release: VectorClock::new(),
@@ -894,29 +920,44 @@ impl Execution {
             .filter(|tag| tag.thread != t)
             .cloned()
             .collect();
-        let mine = section.map(|s| self.sections.all[s].mutex);
+        let mine = section.map(|s| {
+            let part = &self.sections.all[s];
+            Hold {
+                lock: part.mutex,
+                shared: part.shared,
+            }
+        });
         for tag in direct {
             let mut violation = None;
             if let Some(s) = tag.section {
                 let other = &self.sections.all[s];
-                if mine == Some(other.mutex) {
+                if mine.is_some_and(|m| m.excludes(other.mutex, other.shared)) {
                     // Rule R: after the whole other part, which released.
                     let release = other.release.clone();
                     self.thread_mut(t).hb.acquire(&release);
-                } else if !self.thread(t).held.contains(&other.mutex) {
+                } else if !self
+                    .thread(t)
+                    .held
+                    .iter()
+                    .any(|h| h.excludes(other.mutex, other.shared))
+                {
+                    // Depending on the part's last event (its unlock or
+                    // upgrade, on the lock itself) puts this access after
+                    // the whole part, not in its middle.
                     let ordered = other.end.is_some_and(|e| {
-                        before.get(other.thread) >= self.events[e].clock.get(other.thread)
+                        e == tag.event
+                            || before.get(other.thread) >= self.events[e].clock.get(other.thread)
                     });
                     if !ordered {
                         violation = Some((s, t, self.events[at].location));
                     }
                 }
             }
-            if let (Some(s), Some(mutex)) = (section, mine) {
-                let in_section = tag
-                    .section
-                    .is_some_and(|o| self.sections.all[o].mutex == mutex)
-                    || tag.holds.contains(&mutex);
+            if let (Some(s), Some(mine)) = (section, mine) {
+                let in_section = tag.section.is_some_and(|o| {
+                    let other = &self.sections.all[o];
+                    mine.excludes(other.mutex, other.shared)
+                }) || tag.holds.iter().any(|h| h.excludes(mine.lock, mine.shared));
                 let start = &self.events[self.sections.all[s].start].clock;
                 if !in_section
                     && start.get(tag.thread) < self.events[tag.event].clock.get(tag.thread)
@@ -942,21 +983,27 @@ impl Execution {
     /// try-lock succeeded (or the operation is not one).
     fn peek_after(&mut self, at: usize, action: &Action, section: Option<usize>, acquired: bool) {
         let t = action.thread;
-        let is_mutex = |e: &Execution, o: ObjectIdx| {
-            matches!(e.objects[o.0 as usize].detail, ObjectDetail::Mutex(_))
+        let is_lock = |e: &Execution, o: ObjectIdx| {
+            matches!(
+                e.objects[o.0 as usize].detail,
+                ObjectDetail::Mutex(_) | ObjectDetail::RwLock(_)
+            )
         };
+        let hold = |lock, shared| Hold { lock, shared };
         match (action.kind, action.object) {
-            (OpKind::PeekLock, Some(mutex)) => {
+            (OpKind::PeekLock | OpKind::PeekReadLock, Some(mutex)) => {
                 let section = section.expect("kase internal error: a PeekLock without its section");
+                let shared = action.kind == OpKind::PeekReadLock;
                 let thread = self.thread_mut(t);
                 thread.pure = Some(PurePart {
                     mutex,
+                    shared,
                     section,
                     steps: 0,
                 });
-                thread.held.push(mutex);
+                thread.held.push(hold(mutex, shared));
             }
-            (OpKind::PeekUnlock | OpKind::Upgrade, Some(mutex)) => {
+            (kind, Some(mutex)) if kind.ends_pure_part() => {
                 let release = self.thread(t).hb.clock.clone();
                 if let Some(s) = section {
                     let record = &mut self.sections.all[s];
@@ -965,16 +1012,27 @@ impl Execution {
                 }
                 let thread = self.thread_mut(t);
                 thread.pure = None;
-                if action.kind == OpKind::PeekUnlock {
-                    thread.held.retain(|&m| m != mutex);
+                match kind {
+                    OpKind::PeekUnlock => peek::release(&mut thread.held, hold(mutex, false)),
+                    OpKind::PeekReadUnlock => peek::release(&mut thread.held, hold(mutex, true)),
+                    _ => {}
                 }
             }
-            (OpKind::Lock, Some(o)) | (OpKind::TryLock, Some(o))
-                if acquired && is_mutex(self, o) =>
-            {
-                self.thread_mut(t).held.push(o);
+            (OpKind::Lock | OpKind::TryLock, Some(o)) if acquired && is_lock(self, o) => {
+                self.thread_mut(t).held.push(hold(o, false));
             }
-            (OpKind::Unlock, Some(o)) => self.thread_mut(t).held.retain(|&m| m != o),
+            (OpKind::SharedLock | OpKind::SharedTryLock, Some(o)) if acquired => {
+                self.thread_mut(t).held.push(hold(o, true));
+            }
+            (OpKind::Unlock, Some(o)) => peek::release(&mut self.thread_mut(t).held, hold(o, false)),
+            (OpKind::SharedUnlock, Some(o)) => {
+                peek::release(&mut self.thread_mut(t).held, hold(o, true));
+            }
+            (OpKind::Downgrade, Some(o)) => {
+                let held = &mut self.thread_mut(t).held;
+                peek::release(held, hold(o, false));
+                held.push(hold(o, true));
+            }
             _ => {
                 if let Some(part) = &mut self.thread_mut(t).pure {
                     part.steps += 1;
@@ -983,8 +1041,11 @@ impl Execution {
         }
         if let Some(object) = action.object.filter(|_| peek::tagged(action.kind)) {
             let mut holds = self.thread(t).held.clone();
-            if action.kind == OpKind::Unlock {
-                holds.push(object); // it held the mutex up to this event
+            // It held the lock up to this event.
+            match action.kind {
+                OpKind::Unlock => holds.push(hold(object, false)),
+                OpKind::SharedUnlock => holds.push(hold(object, true)),
+                _ => {}
             }
             let tag = AccessTag {
                 event: at,

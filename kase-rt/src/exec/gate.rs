@@ -29,6 +29,10 @@ pub enum Gate {
         /// Whether a writer holds it.
         writer: bool,
         /// Readers holding it as of the write (reads since add to this).
+        /// With peeking, readers that hold it across choice points
+        /// (`SharedLock`, `ReadUpgrade`) are writes and counted here; pure
+        /// read sections are counted from the reads, like pure sections of
+        /// a mutex.
         readers: u32,
     },
     /// A condition variable: who waits, and who has been notified.
@@ -65,16 +69,32 @@ fn readers_after(writer: bool, base: u32, reads: &[(ThreadIdx, OpKind)]) -> u32 
     (base + acquired).saturating_sub(released)
 }
 
-/// Pure sections holding a mutex after `reads` (the reads since its last
-/// write), not counting `thread`'s own.
-fn pure_holders(reads: &[(ThreadIdx, OpKind)], except: Option<ThreadIdx>) -> usize {
-    let count = |kind: OpKind| {
-        reads
-            .iter()
-            .filter(|&&(t, k)| k == kind && Some(t) != except)
-            .count()
-    };
-    count(OpKind::PeekLock).saturating_sub(count(OpKind::PeekUnlock))
+/// Pure parts open after `reads` (the reads since the lock's last write),
+/// not counting `except`'s own: exclusive ones (`PeekLock`) and shared ones
+/// (`PeekReadLock`, an `RwLock`'s readers).
+#[derive(Clone, Copy)]
+struct OpenParts {
+    exclusive: usize,
+    shared: usize,
+}
+
+impl OpenParts {
+    fn of(reads: &[(ThreadIdx, OpKind)], except: Option<ThreadIdx>) -> OpenParts {
+        let count = |kind: OpKind| {
+            reads
+                .iter()
+                .filter(|&&(t, k)| k == kind && Some(t) != except)
+                .count()
+        };
+        OpenParts {
+            exclusive: count(OpKind::PeekLock).saturating_sub(count(OpKind::PeekUnlock)),
+            shared: count(OpKind::PeekReadLock).saturating_sub(count(OpKind::PeekReadUnlock)),
+        }
+    }
+
+    fn none(self) -> bool {
+        self.exclusive == 0 && self.shared == 0
+    }
 }
 
 impl Gate {
@@ -83,13 +103,31 @@ impl Gate {
     pub fn enabled(&self, kind: OpKind, thread: ThreadIdx, reads: &[(ThreadIdx, OpKind)]) -> bool {
         match (self, kind) {
             (Gate::Mutex { held }, OpKind::PeekLock) => !held,
-            (Gate::Mutex { held }, OpKind::Lock) => !held && pure_holders(reads, None) == 0,
+            (Gate::Mutex { held }, OpKind::Lock) => !held && OpenParts::of(reads, None).none(),
             (Gate::Mutex { held }, OpKind::Upgrade) => {
-                !held && pure_holders(reads, Some(thread)) == 0
+                !held && OpenParts::of(reads, Some(thread)).none()
             }
-            (Gate::RwLock { writer, .. }, OpKind::ReadLock) => !writer,
-            (Gate::RwLock { writer, readers }, OpKind::Lock) => {
+            (Gate::RwLock { writer, .. }, OpKind::ReadLock | OpKind::PeekReadLock) => !writer,
+            (Gate::RwLock { writer, readers }, OpKind::PeekLock) => {
                 !writer && readers_after(*writer, *readers, reads) == 0
+            }
+            (Gate::RwLock { writer, readers }, OpKind::Lock) => {
+                !writer
+                    && readers_after(*writer, *readers, reads) == 0
+                    && OpenParts::of(reads, None).none()
+            }
+            (Gate::RwLock { writer, readers }, OpKind::Upgrade) => {
+                !writer
+                    && readers_after(*writer, *readers, reads) == 0
+                    && OpenParts::of(reads, Some(thread)).none()
+            }
+            // Upgraded readers share the lock; a pure write section excludes
+            // them (it cannot be open in a run, but it can in a placement).
+            (Gate::RwLock { writer, .. }, OpKind::SharedLock) => {
+                !writer && OpenParts::of(reads, None).exclusive == 0
+            }
+            (Gate::RwLock { writer, .. }, OpKind::ReadUpgrade) => {
+                !writer && OpenParts::of(reads, Some(thread)).exclusive == 0
             }
             (Gate::Condvar { notified, .. }, OpKind::CondvarWake) => notified.contains(&thread),
             (Gate::Thread { exited }, OpKind::Join) => *exited,
@@ -101,10 +139,15 @@ impl Gate {
     /// Whether a `TryLock` / `TryReadLock` by `thread` succeeds now.
     pub fn try_succeeds(&self, kind: OpKind, reads: &[(ThreadIdx, OpKind)]) -> bool {
         match (self, kind) {
-            (Gate::Mutex { held }, OpKind::TryLock) => !held && pure_holders(reads, None) == 0,
+            (Gate::Mutex { held }, OpKind::TryLock) => !held && OpenParts::of(reads, None).none(),
             (Gate::RwLock { writer, .. }, OpKind::TryReadLock) => !writer,
+            (Gate::RwLock { writer, .. }, OpKind::SharedTryLock) => {
+                !writer && OpenParts::of(reads, None).exclusive == 0
+            }
             (Gate::RwLock { writer, readers }, OpKind::TryLock) => {
-                !writer && readers_after(*writer, *readers, reads) == 0
+                !writer
+                    && readers_after(*writer, *readers, reads) == 0
+                    && OpenParts::of(reads, None).none()
             }
             _ => true,
         }
@@ -127,16 +170,19 @@ impl Gate {
                 _ => {}
             },
             Gate::RwLock { writer, readers } => {
-                let succeeds = self.try_succeeds(OpKind::TryLock, reads);
+                let succeeds = self.try_succeeds(kind, reads);
                 *readers = readers_after(*writer, *readers, reads);
                 match kind {
-                    OpKind::Lock => *writer = true,
+                    OpKind::Lock | OpKind::Upgrade => *writer = true,
                     OpKind::TryLock if succeeds => *writer = true,
                     OpKind::Unlock => *writer = false,
                     OpKind::Downgrade => {
                         *writer = false;
                         *readers += 1;
                     }
+                    OpKind::SharedLock | OpKind::ReadUpgrade => *readers += 1,
+                    OpKind::SharedTryLock if succeeds => *readers += 1,
+                    OpKind::SharedUnlock => *readers = readers.saturating_sub(1),
                     _ => {}
                 }
             }

@@ -231,8 +231,12 @@ impl ObjectState {
             | OpKind::Join
             | OpKind::Park
             | OpKind::PeekLock
+            | OpKind::PeekReadLock
+            | OpKind::SharedLock
             | OpKind::Upgrade => true,
-            OpKind::TryLock | OpKind::TryReadLock => self.try_succeeds(kind),
+            OpKind::TryLock | OpKind::TryReadLock | OpKind::SharedTryLock => {
+                self.try_succeeds(kind)
+            }
             OpKind::ParkTimeout => self.enabled(OpKind::Park, thread),
             _ => false,
         }

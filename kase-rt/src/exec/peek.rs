@@ -15,7 +15,9 @@
 //!   of a pure part of `m` (or the other way round), and is not otherwise
 //!   ordered with the whole part, means a thread could have run in the middle
 //!   of the part: peeking's semantics may have lost behaviours, and the
-//!   exploration is redone without peeking.
+//!   exploration is redone without peeking. Holding an `RwLock` as a reader
+//!   does not keep out a read section of it: two readers' accesses that
+//!   depend on each other are a violation too.
 
 use std::panic::Location;
 
@@ -26,11 +28,37 @@ use super::clock::VectorClock;
 /// unbounded loop of memory accesses inside a lock still lets others run.
 pub(crate) const MAX_PURE_STEPS: u32 = 1000;
 
+/// A lock a thread holds, and in which mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Hold {
+    /// The `Mutex` or `RwLock`.
+    pub lock: ObjectIdx,
+    /// Held as an `RwLock` reader.
+    pub shared: bool,
+}
+
+impl Hold {
+    /// Whether this hold keeps a section of `lock` in mode `shared` from
+    /// running at the same time: the same lock, and not two readers.
+    pub(crate) fn excludes(self, lock: ObjectIdx, shared: bool) -> bool {
+        self.lock == lock && !(self.shared && shared)
+    }
+}
+
+/// Removes one hold equal to `hold` (a thread may hold an `RwLock` twice).
+pub(crate) fn release(held: &mut Vec<Hold>, hold: Hold) {
+    if let Some(i) = held.iter().rposition(|&h| h == hold) {
+        held.remove(i);
+    }
+}
+
 /// The pure part a thread is in.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PurePart {
-    /// The mutex whose section it is.
+    /// The mutex (or `RwLock`) whose section it is.
     pub mutex: ObjectIdx,
+    /// A read section of an `RwLock`.
+    pub shared: bool,
     /// Its record in [`Sections`].
     pub section: usize,
     /// Memory accesses so far.
@@ -42,6 +70,8 @@ pub(crate) struct PurePart {
 pub(crate) struct Section {
     pub thread: ThreadIdx,
     pub mutex: ObjectIdx,
+    /// A read section of an `RwLock`: other read sections may overlap it.
+    pub shared: bool,
     /// Event index of its `PeekLock`.
     pub start: usize,
     /// Event index of its `PeekUnlock` or `Upgrade`, once it ended.
@@ -59,8 +89,8 @@ pub(crate) struct AccessTag {
     pub thread: ThreadIdx,
     /// The pure part it belongs to, if any.
     pub section: Option<usize>,
-    /// Mutexes its thread held (upgraded or pure) when it ran.
-    pub holds: Vec<ObjectIdx>,
+    /// Locks its thread held (upgraded or pure) when it ran.
+    pub holds: Vec<Hold>,
 }
 
 /// The accesses of one object that a new access may depend on directly.

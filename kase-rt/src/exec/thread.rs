@@ -9,7 +9,7 @@ use super::clock::VectorClock;
 use super::continuation::Suspend;
 use super::hb::ThreadHb;
 use super::local::Locals;
-use super::peek::PurePart;
+use super::peek::{Hold, PurePart};
 use super::spin::SpinTrack;
 
 /// Names threads by spawn path: the `k`-th child of a parent is the same
@@ -83,8 +83,8 @@ pub(crate) struct ThreadState {
     pub locals: Locals,
     /// The pure part of a critical section it is in (peeking).
     pub pure: Option<PurePart>,
-    /// The mutexes it holds (peeking; pure or upgraded).
-    pub held: Vec<ObjectIdx>,
+    /// The locks it holds (peeking; pure or upgraded).
+    pub held: Vec<Hold>,
 }
 
 impl ThreadState {

@@ -214,9 +214,10 @@ impl Names<'_> {
             (OpKind::Rmw | OpKind::CompareExchange, Some(v)) => {
                 format!("{} {object} (read {v})", action.kind.name())
             }
-            (OpKind::TryLock, Some(ok)) => {
+            (OpKind::TryLock | OpKind::TryReadLock | OpKind::SharedTryLock, Some(ok)) => {
                 format!(
-                    "try_lock {object} -> {}",
+                    "{} {object} -> {}",
+                    action.kind.name(),
                     if ok == 1 { "acquired" } else { "busy" }
                 )
             }

@@ -195,7 +195,8 @@ impl<T: ?Sized> RwLock<T> {
                 Some(object),
                 OpKind::TryReadLock,
                 Location::caller(),
-                |e, _| try_outcome(e, object, OpKind::TryReadLock),
+                // The kind as performed: `SharedTryLock` with peeking.
+                |e, action| try_outcome(e, object, action.kind),
             );
             (Some(object), acquired)
         };
@@ -347,10 +348,17 @@ impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
     }
 }
 
+/// With critical-section peeking, `Deref` is a read and `DerefMut` a write
+/// of the guarded data (one location per lock): read sections, and write
+/// sections that only read it, commute.
 impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
     type Target = T;
 
+    #[track_caller]
     fn deref(&self) -> &T {
+        if let Some(object) = self.object {
+            exec::data_access(object, false, Location::caller());
+        }
         // SAFETY: a read lock is held: no writer has `&mut T`.
         unsafe { &*self.lock.data.get() }
     }
@@ -359,14 +367,22 @@ impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
 impl<T: ?Sized> Deref for RwLockWriteGuard<'_, T> {
     type Target = T;
 
+    #[track_caller]
     fn deref(&self) -> &T {
+        if let Some(object) = self.object {
+            exec::data_access(object, false, Location::caller());
+        }
         // SAFETY: the write lock is held: no one else accesses the data.
         unsafe { &*self.lock.data.get() }
     }
 }
 
 impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
+    #[track_caller]
     fn deref_mut(&mut self) -> &mut T {
+        if let Some(object) = self.object {
+            exec::data_access(object, true, Location::caller());
+        }
         // SAFETY: the write lock is held: no one else accesses the data.
         unsafe { &mut *self.lock.data.get() }
     }

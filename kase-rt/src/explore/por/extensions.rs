@@ -135,7 +135,7 @@ impl Por {
                 .filter(|r| !required.contains(r) && !self.after_pred(*r, t, pred))
                 .filter(|&r| {
                     let ev = self.u.get(r);
-                    ev.kind != OpKind::PeekLock || ev.thread == t
+                    !ev.kind.starts_pure_part() || ev.thread == t
                 })
                 .take(MAX_READ_SUBSET)
                 .collect();

@@ -347,7 +347,7 @@ impl Por {
     fn next_unit_in_d(&self, exec: &Execution, t: ThreadIdx) -> bool {
         match self.would_be(exec, t) {
             None => false,
-            Some(e) if self.u.get(e).kind == OpKind::PeekLock => self.unit_in_d(e),
+            Some(e) if self.u.get(e).kind.starts_pure_part() => self.unit_in_d(e),
             Some(e) => self.in_d.contains_key(&e),
         }
     }
@@ -398,7 +398,7 @@ impl Scheduler for Por {
             let guided = point.enabled.iter().copied().find(|&t| {
                 self.would_be(exec, t).is_some_and(|e| {
                     self.guide.contains(&e)
-                        && (self.u.get(e).kind != OpKind::PeekLock
+                        && (!self.u.get(e).kind.starts_pure_part()
                             || (self.guided_part_ready(t, e) && !self.unit_in_d(e)))
                 })
             });

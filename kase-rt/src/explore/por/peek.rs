@@ -58,7 +58,7 @@ impl Por {
     /// The unit of Algorithm 1 that starts with `first` in the current
     /// configuration, by its last event: the end of a pure part, or `first`.
     pub(super) fn unit_rep(&self, first: EventId) -> EventId {
-        if self.u.get(first).kind != OpKind::PeekLock {
+        if !self.u.get(first).kind.starts_pure_part() {
             return first;
         }
         self.part_end(first).unwrap_or(first)
@@ -71,7 +71,7 @@ impl Por {
             return chain;
         }
         let mut e = rep;
-        while self.u.get(e).kind != OpKind::PeekLock {
+        while !self.u.get(e).kind.starts_pure_part() {
             match self.u.thread_parent(e) {
                 Some(p) => {
                     chain.push(p);
@@ -148,7 +148,7 @@ impl Por {
                 .all(&in_c)
         });
         firsts.any(|&e| {
-            self.u.get(e).kind != OpKind::PeekLock || !self.unit_in_d_at(e, Some(config_len))
+            !self.u.get(e).kind.starts_pure_part() || !self.unit_in_d_at(e, Some(config_len))
         })
     }
 

@@ -335,7 +335,7 @@ impl Unfolding {
         name: Option<Name>,
         pred: Option<EventId>,
     ) -> Option<Name> {
-        if kind == OpKind::PeekLock {
+        if kind.starts_pure_part() {
             return name.map(|n| self.names.find(n));
         }
         let p = self.get(pred?);
