@@ -11,6 +11,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
+use std::ops::{Deref, DerefMut};
 use std::time::Duration;
 
 use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -50,6 +51,8 @@ enum Op {
     WriteLocked(usize, Vec<Op>),
     /// `try_write` on `RwLock` `r` (records success).
     TryWrite(usize),
+    /// `try_read` on `RwLock` `r` (records success and the data).
+    TryRead(usize),
     /// `notify_one` (false) or `notify_all` (true) on the condvar.
     Notify(bool),
     /// `wait_timeout` on the condvar with mutex 0 (records whether it timed
@@ -57,9 +60,10 @@ enum Op {
     TimedWait,
     /// Spin (`spin_loop`) until atomic `a` holds `v`.
     AwaitEq(usize, usize),
-    /// Inside a critical section: read the innermost held mutex's data.
+    /// Inside a critical section: read the innermost held lock's data.
     DataGet,
-    /// Inside a critical section: add to the innermost held mutex's data.
+    /// Inside a mutex or write section: add to the innermost held lock's
+    /// data.
     DataAdd(usize),
 }
 
@@ -90,11 +94,14 @@ fn gen_ops(
         *budget -= 1;
         let a = rng.below(p.atomics);
         let v = rng.below(3);
-        let in_mutex = held.iter().any(|&m| m < 100);
+        // Held ids: mutex `m`, read section `100 + r`, write section
+        // `200 + r`; the innermost one's data is at hand.
+        let innermost = held.last().copied();
         let op = match rng.below(if depth < 2 { 14 } else { 6 }) {
-            // Inside a mutex section, often the guarded data instead.
-            0 | 2 | 5 if in_mutex && rng.below(2) == 0 => {
-                if rng.below(2) == 0 {
+            // Inside a section, often the guarded data instead.
+            0 | 2 | 5 if innermost.is_some() && rng.below(2) == 0 => {
+                let shared = innermost.is_some_and(|h| (100..200).contains(&h));
+                if shared || rng.below(2) == 0 {
                     Op::DataGet
                 } else {
                     Op::DataAdd(1 + rng.below(2))
@@ -118,22 +125,31 @@ fn gen_ops(
             8 => Op::IfEq(a, rng.below(2), gen_ops(rng, p, budget, depth + 1, held)),
             9 | 10 => {
                 let r = rng.below(2);
-                // Ids above 100 are rwlocks; any section of a held rwlock
-                // would self-deadlock (std's locks are not reentrant).
-                if held.contains(&(100 + r)) {
+                // Any section of a held rwlock would self-deadlock (std's
+                // locks are not reentrant).
+                if held.contains(&(100 + r)) || held.contains(&(200 + r)) {
                     Op::Load(a)
                 } else {
+                    let read = rng.below(2) == 0;
                     let mut inner_held = held.to_vec();
-                    inner_held.push(100 + r);
+                    inner_held.push(if read { 100 + r } else { 200 + r });
                     let inner = gen_ops(rng, p, budget, depth + 1, &inner_held);
-                    if rng.below(2) == 0 {
+                    if read {
                         Op::ReadLocked(r, inner)
                     } else {
                         Op::WriteLocked(r, inner)
                     }
                 }
             }
-            11 if rng.below(2) == 0 => Op::TryWrite(rng.below(2)),
+            11 if rng.below(2) == 0 => {
+                let r = rng.below(2);
+                // A try on a held rwlock is fine: it fails, or shares.
+                if rng.below(2) == 0 {
+                    Op::TryWrite(r)
+                } else {
+                    Op::TryRead(r)
+                }
+            }
             11 => Op::AwaitEq(a, 1),
             12 => Op::Notify(rng.below(2) == 0),
             _ => {
@@ -183,13 +199,29 @@ fn generate(seed: u64, ops: usize) -> Program {
 struct Shared {
     atomics: Vec<AtomicUsize>,
     mutexes: Vec<Mutex<usize>>,
-    rwlocks: Vec<RwLock<()>>,
+    rwlocks: Vec<RwLock<usize>>,
     condvar: Condvar,
 }
 
-/// Runs `ops`, appending what it observed to `seen`; `data` is the data of
-/// the innermost mutex held.
-fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<&mut usize>) {
+/// The guard of the innermost section, through which its data is read and
+/// written at each operation (so a section's footprint is what it does).
+enum Data<'a> {
+    Shared(&'a dyn Deref<Target = usize>),
+    Mut(&'a mut dyn DerefMut<Target = usize>),
+}
+
+impl Data<'_> {
+    fn reborrow(&mut self) -> Data<'_> {
+        match self {
+            Data::Shared(g) => Data::Shared(*g),
+            Data::Mut(g) => Data::Mut(&mut **g),
+        }
+    }
+}
+
+/// Runs `ops`, appending what it observed to `seen`; `data` is the guard of
+/// the innermost lock held.
+fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<Data<'_>>) {
     for op in ops {
         match op {
             Op::Load(a) => write!(seen, "l{}", s.atomics[*a].load(SeqCst)).unwrap(),
@@ -202,25 +234,35 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<&mut usiz
             Op::FetchAdd(a, v) => write!(seen, "f{}", s.atomics[*a].fetch_add(*v, SeqCst)).unwrap(),
             Op::Locked(m, inner) => {
                 let mut g = s.mutexes[*m].lock().unwrap();
-                run_ops(inner, s, seen, Some(&mut *g));
+                run_ops(inner, s, seen, Some(Data::Mut(&mut g)));
             }
             Op::ReadLocked(r, inner) => {
-                let _g = s.rwlocks[*r].read().unwrap();
-                run_ops(inner, s, seen, data.as_deref_mut());
+                let g = s.rwlocks[*r].read().unwrap();
+                run_ops(inner, s, seen, Some(Data::Shared(&g)));
             }
             Op::WriteLocked(r, inner) => {
-                let _g = s.rwlocks[*r].write().unwrap();
-                run_ops(inner, s, seen, data.as_deref_mut());
+                let mut g = s.rwlocks[*r].write().unwrap();
+                run_ops(inner, s, seen, Some(Data::Mut(&mut g)));
             }
             Op::DataGet => {
-                let v = data.as_deref().expect("inside a section");
+                let v = match data.as_ref().expect("inside a section") {
+                    Data::Shared(g) => ***g,
+                    Data::Mut(g) => ***g,
+                };
                 write!(seen, "d{v}").unwrap();
             }
-            Op::DataAdd(v) => *data.as_deref_mut().expect("inside a section") += v,
+            Op::DataAdd(v) => match data.as_mut().expect("inside a section") {
+                Data::Mut(g) => ***g += v,
+                Data::Shared(_) => unreachable!("generated only in exclusive sections"),
+            },
             Op::TryWrite(r) => {
                 let ok = s.rwlocks[*r].try_write().is_ok();
                 write!(seen, "w{}", u8::from(ok)).unwrap();
             }
+            Op::TryRead(r) => match s.rwlocks[*r].try_read() {
+                Ok(g) => write!(seen, "r{}", *g).unwrap(),
+                Err(_) => seen.push_str("r-"),
+            },
             Op::Notify(all) => {
                 if *all {
                     s.condvar.notify_all();
@@ -241,7 +283,7 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<&mut usiz
             Op::IfEq(a, v, inner) => {
                 if s.atomics[*a].load(SeqCst) == *v {
                     seen.push('y');
-                    run_ops(inner, s, seen, data.as_deref_mut());
+                    run_ops(inner, s, seen, data.as_mut().map(Data::reborrow));
                 } else {
                     seen.push('n');
                 }
@@ -258,7 +300,7 @@ fn explore(p: &Program, builder: Builder) -> (Report, BTreeSet<String>) {
         let s = Arc::new(Shared {
             atomics: (0..p.atomics).map(|_| AtomicUsize::new(0)).collect(),
             mutexes: (0..p.mutexes).map(|_| Mutex::new(0)).collect(),
-            rwlocks: (0..2).map(|_| RwLock::new(())).collect(),
+            rwlocks: (0..2).map(|_| RwLock::new(0)).collect(),
             condvar: Condvar::new(),
         });
         let mut seen = String::from("p:");
@@ -282,7 +324,8 @@ fn explore(p: &Program, builder: Builder) -> (Report, BTreeSet<String>) {
         }
         let finals: Vec<usize> = s.atomics.iter().map(|a| a.load(SeqCst)).collect();
         let data: Vec<usize> = s.mutexes.iter().map(|m| *m.lock().unwrap()).collect();
-        write!(seen, " final:{finals:?} data:{data:?}").unwrap();
+        let rw: Vec<usize> = s.rwlocks.iter().map(|r| *r.read().unwrap()).collect();
+        write!(seen, " final:{finals:?} data:{data:?} rw:{rw:?}").unwrap();
         outcomes.lock().unwrap().insert(seen);
     });
     (report, outcomes.into_inner().unwrap())

@@ -34,7 +34,10 @@ fn against_the_oracles(model: impl Fn() -> String + Sync) -> (Report, u64) {
     assert!(peeked.complete() && peeked.failure().is_none(), "{peeked}");
     let (por, seen) = outcomes(Builder::new().peeking(true), &model);
     assert!(por.complete() && por.failure().is_none(), "{por}");
-    assert_eq!(seen, expected, "peeking may only remove equivalent executions");
+    assert_eq!(
+        seen, expected,
+        "peeking may only remove equivalent executions"
+    );
     assert_eq!(por.sleep_set_blocked(), 0);
     assert_eq!(
         Some(por.executions() - por.discarded_executions()),

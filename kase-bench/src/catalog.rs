@@ -366,6 +366,16 @@ pub static PROGRAMS: &[Program] = &[
         quick: &[&[2], &[4]],
     ),
     program!(
+        disjoint_write_sections(0), params: "s", arity: 1,
+        threads: |_| 2,
+        // As `disjoint_sections`: write sections of one `RwLock` commute
+        // under peeking when their footprints do.
+        expected: |p| traces(binomial(2 * p[0] as u64, p[0] as u64)),
+        peeking: Peeking::Expected(|_| traces(1)),
+        rows: &[&[2], &[4], &[8]],
+        quick: &[&[2], &[4]],
+    ),
+    program!(
         indexer(0), params: "n", arity: 1,
         threads: |p| p[0],
         expected: |p| traces(8u64.pow(p[0].saturating_sub(11) as u32)),

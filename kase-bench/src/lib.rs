@@ -14,7 +14,7 @@ pub mod catalog;
 /// The benchmark programs on kase's shims.
 pub mod kase_models {
     use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    use kase::sync::{Arc, Mutex};
+    use kase::sync::{Arc, Mutex, RwLock};
     use kase::thread;
 
     include!("programs.rs");
@@ -23,7 +23,7 @@ pub mod kase_models {
 /// The benchmark programs on loom's shims (run them inside `loom::model`).
 pub mod loom_models {
     use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    use loom::sync::{Arc, Mutex};
+    use loom::sync::{Arc, Mutex, RwLock};
     use loom::thread;
 
     include!("programs.rs");
@@ -33,7 +33,7 @@ pub mod loom_models {
 /// `shuttle::check_dfs`).
 pub mod shuttle_models {
     use shuttle::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    use shuttle::sync::{Arc, Mutex};
+    use shuttle::sync::{Arc, Mutex, RwLock};
     use shuttle::thread;
 
     include!("programs.rs");

@@ -259,6 +259,20 @@ pub fn disjoint_sections(s: usize) {
     }));
 }
 
+/// disjoint write sections(s): `disjoint_sections` with the write lock of
+/// one `RwLock` instead of a mutex. Without peeking C(2s, s) traces; with
+/// peeking 1.
+pub fn disjoint_write_sections(s: usize) {
+    let l = Arc::new(RwLock::new(()));
+    let cells = atomics(2 * s);
+    join_all(spawn_all(2, move |t| {
+        for i in 0..s {
+            let _g = l.write().unwrap();
+            cells[t * s + i].fetch_add(1, SeqCst);
+        }
+    }));
+}
+
 /// indexer(n): thread `tid` inserts `w = 11·m + tid` (m = 1..=4) into a
 /// 128-cell hash table with linear probing, each cell guarded by its own
 /// mutex. 1 trace for n ≤ 11, 8^(n−11) for n = 12..15.

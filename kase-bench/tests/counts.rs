@@ -115,6 +115,14 @@ fn disjoint_sections_without_peeking() {
 }
 
 #[test]
+fn disjoint_write_sections_are_one_trace_only_with_peeking() {
+    assert_traces(20, || disjoint_write_sections(3));
+    assert_traces(70, || disjoint_write_sections(4));
+    assert_traces_peeking(1, || disjoint_write_sections(4));
+    assert_traces_peeking(1, || disjoint_write_sections(8));
+}
+
+#[test]
 fn disjoint_sections_with_peeking_are_one_trace() {
     assert_traces_peeking(1, || disjoint_sections(4));
     assert_traces_peeking(1, || disjoint_sections(8));

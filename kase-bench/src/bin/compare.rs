@@ -824,6 +824,7 @@ fn render(options: &Options, rows: &[Row], elapsed: Duration, machine: &str) -> 
          treat a failed CAS as a read, which would give 2, 5, 14, 43 for casrot(2..5)).\n\
          - `disjoint_sections(s)`: C(2s, s) traces without peeking, 1 with it (the two threads' \
          sections touch different atomics).\n\
+         - `disjoint_write_sections(s)`: the same with the write lock of one `RwLock`.\n\
          - `indexer_shared(n)`: IndexerSafe of the peeking paper: `indexer`'s insertions into \
          128 atomics, each compare-and-swap inside a section of one shared `Mutex<()>`. Without \
          peeking every order of the 4n sections is a trace ((4n)!/(4!)^n while nothing \

@@ -969,8 +969,12 @@ impl Execution {
                 if self.peek_violation.is_none() {
                     let what = format!("{:?}#{}", self.objects[object.0 as usize].kind(), object.0)
                         .to_ascii_lowercase();
-                    let reason =
-                        peek::violation_message(&self.sections.all[s], (thread, location), &what);
+                    let section = &self.sections.all[s];
+                    let lock = match self.objects[section.mutex.0 as usize].kind() {
+                        ObjectKind::RwLock => "RwLock",
+                        _ => "mutex",
+                    };
+                    let reason = peek::violation_message(section, lock, (thread, location), &what);
                     self.peek_violation = Some(reason);
                 }
             }
@@ -1024,7 +1028,9 @@ impl Execution {
             (OpKind::SharedLock | OpKind::SharedTryLock, Some(o)) if acquired => {
                 self.thread_mut(t).held.push(hold(o, true));
             }
-            (OpKind::Unlock, Some(o)) => peek::release(&mut self.thread_mut(t).held, hold(o, false)),
+            (OpKind::Unlock, Some(o)) => {
+                peek::release(&mut self.thread_mut(t).held, hold(o, false))
+            }
             (OpKind::SharedUnlock, Some(o)) => {
                 peek::release(&mut self.thread_mut(t).held, hold(o, true));
             }

@@ -263,6 +263,43 @@ mod tests {
     }
 
     #[test]
+    fn rwlock_with_peeking_upgraded_readers_share_and_writers_exclude() {
+        use OpKind::*;
+        let g = Gate::RwLock {
+            writer: false,
+            readers: 0,
+        };
+        // A pure read section open: another reader may enter and upgrade,
+        // a writer may not upgrade.
+        let open = [(A, PeekReadLock)];
+        assert!(g.enabled(PeekReadLock, B, &open));
+        assert!(g.enabled(ReadUpgrade, A, &open), "its own pure part");
+        assert!(!g.enabled(Upgrade, B, &[(A, PeekReadLock), (B, PeekLock)]));
+        // Upgraded readers: readers still enter, writers wait for both.
+        let one = g.after_write(ReadUpgrade, A, &open);
+        assert!(one.enabled(PeekReadLock, B, &[]));
+        assert!(!one.enabled(PeekLock, B, &[]));
+        assert!(!one.try_succeeds(TryLock, &[]));
+        assert!(one.try_succeeds(SharedTryLock, &[]));
+        let two = one.after_write(ReadUpgrade, B, &[(B, PeekReadLock)]);
+        let left = two.after_write(SharedUnlock, A, &[]);
+        assert!(!left.enabled(PeekLock, A, &[]));
+        let none = left.after_write(SharedUnlock, B, &[]);
+        assert!(none.enabled(PeekLock, A, &[]));
+        // A pure write section open keeps readers from holding.
+        let writing = [(A, PeekLock)];
+        assert!(!g.enabled(ReadUpgrade, B, &[(A, PeekLock), (B, PeekReadLock)]));
+        assert!(!g.try_succeeds(SharedTryLock, &writing));
+        assert!(!g.enabled(SharedLock, B, &writing));
+        let closed = [(A, PeekLock), (A, PeekUnlock)];
+        assert!(g.enabled(SharedLock, B, &closed));
+        // An upgraded writer keeps every reader out.
+        let held = g.after_write(Upgrade, A, &writing);
+        assert!(!held.enabled(PeekReadLock, B, &[]));
+        assert!(!held.try_succeeds(SharedTryLock, &[]));
+    }
+
+    #[test]
     fn condvar_wakes_only_the_notified_in_fifo_order() {
         let g = Gate::Condvar {
             waiting: vec![],

@@ -124,15 +124,23 @@ pub(crate) struct Sections {
     pub all: Vec<Section>,
 }
 
-/// Why the execution stopped trusting peeking, in words.
+/// Why the execution stopped trusting peeking, in words. `lock` names the
+/// section's lock (`"mutex"` or `"RwLock"`).
 pub(crate) fn violation_message(
     section: &Section,
+    lock: &str,
     other: (ThreadIdx, &'static Location<'static>),
     object: &str,
 ) -> String {
+    let (locked, shared) = if section.shared {
+        ("read-locked", " (readers may hold it together)")
+    } else {
+        ("locked", "")
+    };
     format!(
-        "{} accessed {object} at {} without holding the mutex locked at {} by {}, and nothing else \
-         orders the two: another thread could run in the middle of that critical section",
+        "{} accessed {object} at {} without holding the {lock} {locked} at {} by {}{shared}, and \
+         nothing else orders the two: another thread could run in the middle of that critical \
+         section",
         other.0, other.1, section.lock_location, section.thread
     )
 }
