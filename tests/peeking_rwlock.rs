@@ -179,24 +179,35 @@ fn an_upgraded_reader_keeps_pure_writers_out() {
     assert!(with.peeking());
 }
 
+/// Two threads each bump one atomic non-atomically (load, then store)
+/// inside a read section (`read`) or a write section of one lock; returns
+/// the final count.
+fn bump_in_sections(read: bool) -> usize {
+    let lock = Arc::new(RwLock::new(()));
+    let count = Arc::new(AtomicUsize::new(0));
+    let bump = move |l: &RwLock<()>, c: &AtomicUsize| {
+        let _g = if read {
+            Ok(l.read().unwrap())
+        } else {
+            Err(l.write().unwrap())
+        };
+        let v = c.load(SeqCst);
+        c.store(v + 1, SeqCst);
+    };
+    let (l, c) = (lock.clone(), count.clone());
+    let t = thread::spawn(move || bump(&l, &c));
+    bump(&lock, &count);
+    t.join().unwrap();
+    count.load(SeqCst)
+}
+
 #[test]
 fn a_lost_update_inside_two_read_sections_is_found() {
     // Readers may overlap, so two read sections that update one atomic
     // non-atomically lose an update; peeking would run each section whole,
     // so kase must notice and explore without it.
     let report = Builder::new().peeking(true).explore(|| {
-        let lock = Arc::new(RwLock::new(()));
-        let count = Arc::new(AtomicUsize::new(0));
-        let (l, c) = (lock.clone(), count.clone());
-        let bump = move |l: &RwLock<()>, c: &AtomicUsize| {
-            let _g = l.read().unwrap();
-            let v = c.load(SeqCst);
-            c.store(v + 1, SeqCst);
-        };
-        let t = thread::spawn(move || bump(&l, &c));
-        bump(&lock, &count);
-        t.join().unwrap();
-        assert_eq!(count.load(SeqCst), 2, "lost update");
+        assert_eq!(bump_in_sections(true), 2, "lost update");
     });
     let failure = report.failure().expect("the lost update is found");
     assert_eq!(failure.kind(), FailureKind::Panic);
@@ -204,27 +215,14 @@ fn a_lost_update_inside_two_read_sections_is_found() {
     assert!(report
         .warnings()
         .iter()
-        .any(|w| w.contains("without holding")));
+        .any(|w| w.contains("without holding the RwLock read-locked")));
 }
 
 #[test]
 fn write_sections_that_update_an_atomic_are_ordered_by_it() {
     // The same update inside write sections is atomic: no failure, and the
     // two sections conflict on the atomic, so both orders are explored.
-    let (with, without) = against_the_oracles(|| {
-        let lock = Arc::new(RwLock::new(()));
-        let count = Arc::new(AtomicUsize::new(0));
-        let (l, c) = (lock.clone(), count.clone());
-        let bump = move |l: &RwLock<()>, c: &AtomicUsize| {
-            let _g = l.write().unwrap();
-            let v = c.load(SeqCst);
-            c.store(v + 1, SeqCst);
-        };
-        let t = thread::spawn(move || bump(&l, &c));
-        bump(&lock, &count);
-        t.join().unwrap();
-        count.load(SeqCst).to_string()
-    });
+    let (with, without) = against_the_oracles(|| bump_in_sections(false).to_string());
     assert_eq!((with.executions(), without), (2, 2));
     assert!(with.peeking());
 }
