@@ -194,8 +194,6 @@ pub struct Execution {
     spurious_wakeups: bool,
     watch: Option<Arc<Watch>>,
     backtraces: bool,
-    /// The clock of every SeqCst fence so far.
-    sc_fences: VectorClock,
     /// Set by the running operation's effect when it changed nothing.
     unmodified: bool,
     /// Visible operations performed by unwinding threads (no choice point).
@@ -234,7 +232,6 @@ impl Execution {
             spurious_wakeups: limits.spurious_wakeups,
             watch: limits.watch.clone(),
             backtraces: limits.backtraces,
-            sc_fences: VectorClock::new(),
             unmodified: false,
             unwinding_steps: 0,
             peeking: limits.peeking,
@@ -646,7 +643,7 @@ impl Execution {
             .as_mut()
             .expect("kase internal error: unknown thread")
             .hb;
-        hb.fence(order, &mut self.sc_fences);
+        hb.fence(order);
     }
 
     /// An access to a tracked cell by the current thread; a data race with
