@@ -1,5 +1,6 @@
 //! What a visible operation *is*, as the explorer sees it: a thread, an object
-//! and an operation kind. The independence relation lives here too, so that the
+//! and an operation kind. What each kind *does* for dependence, scheduling and
+//! happens-before is one table, in `exec/dependence.rs`, so that the
 //! exhaustive oracle and the reductions agree on it by construction.
 
 use std::fmt;
@@ -67,7 +68,7 @@ pub enum OpKind {
     Store,
     /// Atomic read-modify-write (swap, fetch_*, fetch_update step).
     Rmw,
-    /// `compare_exchange(_weak)`; counts as a write (see [`OpKind::writes`]).
+    /// `compare_exchange(_weak)`; counts as a write (see [`OpKind::props`]).
     CompareExchange,
     /// Blocking mutex acquisition; enabled only while the mutex is free.
     Lock,
@@ -159,123 +160,6 @@ pub enum OpKind {
     SharedUnlock,
 }
 
-impl OpKind {
-    /// Whether the operation counts as a write of its object for
-    /// independence: two operations of different threads on one object are
-    /// dependent unless both are reads. Every mutex operation is a write, so
-    /// mutex operations are pairwise dependent (DESIGN.md, independence table).
-    pub fn writes(self) -> bool {
-        !matches!(
-            self,
-            OpKind::Load
-                | OpKind::Join
-                | OpKind::IsFinished
-                | OpKind::IsPoisoned
-                | OpKind::ReadLock
-                | OpKind::TryReadLock
-                | OpKind::ReadUnlock
-                | OpKind::Yield
-                | OpKind::PeekLock
-                | OpKind::PeekUnlock
-                | OpKind::PeekReadLock
-                | OpKind::PeekReadUnlock
-                | OpKind::DataRead
-        )
-    }
-
-    /// Whether the operation starts a pure part of a critical section.
-    pub fn starts_pure_part(self) -> bool {
-        matches!(self, OpKind::PeekLock | OpKind::PeekReadLock)
-    }
-
-    /// Whether the operation is an attempt to lock that may fail.
-    pub fn is_try(self) -> bool {
-        matches!(
-            self,
-            OpKind::TryLock | OpKind::TryReadLock | OpKind::SharedTryLock
-        )
-    }
-
-    /// Whether a thread inside a pure part of a critical section may perform
-    /// the operation without ending the part: memory accesses only.
-    pub fn is_memory_access(self) -> bool {
-        matches!(
-            self,
-            OpKind::Load
-                | OpKind::Store
-                | OpKind::Rmw
-                | OpKind::CompareExchange
-                | OpKind::DataRead
-                | OpKind::DataWrite
-        )
-    }
-
-    /// Whether the operation ends a pure part of a critical section.
-    pub fn ends_pure_part(self) -> bool {
-        matches!(
-            self,
-            OpKind::PeekUnlock | OpKind::PeekReadUnlock | OpKind::Upgrade | OpKind::ReadUpgrade
-        )
-    }
-
-    /// Whether the scheduler must make a choice before this operation runs.
-    /// A spawn or a fence cannot be observed by another thread before its own
-    /// thread's next operation, so it runs as part of the step before it.
-    pub fn is_scheduling_point(self) -> bool {
-        !matches!(
-            self,
-            OpKind::Spawn
-                | OpKind::Fence
-                | OpKind::DataRead
-                | OpKind::DataWrite
-                | OpKind::Upgrade
-                | OpKind::ReadUpgrade
-        )
-    }
-
-    /// A short name for reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            OpKind::Load => "load",
-            OpKind::Store => "store",
-            OpKind::Rmw => "read-modify-write",
-            OpKind::CompareExchange => "compare_exchange",
-            OpKind::Lock => "lock",
-            OpKind::TryLock => "try_lock",
-            OpKind::Unlock => "unlock",
-            OpKind::IsPoisoned => "is_poisoned",
-            OpKind::ClearPoison => "clear_poison",
-            OpKind::Spawn => "spawn",
-            OpKind::Join => "join",
-            OpKind::IsFinished => "is_finished",
-            OpKind::Exit => "exit",
-            OpKind::Yield => "yield",
-            OpKind::Fence => "fence",
-            OpKind::ReadLock => "read",
-            OpKind::TryReadLock => "try_read",
-            OpKind::ReadUnlock => "read unlock",
-            OpKind::Downgrade => "downgrade",
-            OpKind::CondvarWait => "wait",
-            OpKind::CondvarWake => "wake",
-            OpKind::CondvarWakeOrTimeout => "wake or time out",
-            OpKind::NotifyOne => "notify_one",
-            OpKind::NotifyAll => "notify_all",
-            OpKind::Park => "park",
-            OpKind::ParkTimeout => "park_timeout",
-            OpKind::Unpark => "unpark",
-            OpKind::PeekLock => "lock",
-            OpKind::PeekUnlock => "unlock",
-            OpKind::Upgrade => "keep locked",
-            OpKind::DataRead => "read",
-            OpKind::DataWrite => "write",
-            OpKind::PeekReadLock | OpKind::SharedLock => "read",
-            OpKind::PeekReadUnlock | OpKind::SharedUnlock => "read unlock",
-            OpKind::ReadUpgrade => "keep read-locked",
-            OpKind::SharedTryLock => "try_read",
-        }
-    }
-}
-
 /// A visible operation: who does what to which object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Action {
@@ -285,48 +169,4 @@ pub struct Action {
     pub object: Option<ObjectIdx>,
     /// What it does.
     pub kind: OpKind,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::OpKind::*;
-
-    #[test]
-    fn only_reads_commute() {
-        for k in [
-            Load,
-            Join,
-            IsFinished,
-            IsPoisoned,
-            ReadLock,
-            TryReadLock,
-            ReadUnlock,
-            PeekLock,
-            PeekUnlock,
-            PeekReadLock,
-            PeekReadUnlock,
-            DataRead,
-        ] {
-            assert!(!k.writes(), "{k:?}");
-        }
-        for k in [
-            Store,
-            Rmw,
-            CompareExchange,
-            Lock,
-            TryLock,
-            Unlock,
-            ClearPoison,
-            Spawn,
-            Exit,
-            Upgrade,
-            DataWrite,
-            ReadUpgrade,
-            SharedLock,
-            SharedTryLock,
-            SharedUnlock,
-        ] {
-            assert!(k.writes(), "{k:?}");
-        }
-    }
 }

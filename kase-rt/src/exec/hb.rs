@@ -15,8 +15,12 @@
 use std::panic::Location;
 use std::sync::atomic::Ordering;
 
-use super::action::{OpKind, ThreadIdx};
+use super::action::{ObjectIdx, OpKind, ThreadIdx};
 use super::clock::VectorClock;
+use super::dependence::{Acquires, Releases};
+use super::execution::Execution;
+use super::object::ObjectDetail;
+use super::scheduler::Fault;
 
 /// A thread's happens-before state.
 #[derive(Debug, Default)]
@@ -115,6 +119,129 @@ impl ThreadHb {
         ) {
             self.fence_release = Some(self.clock.clone());
         }
+    }
+}
+
+/// What an object published for happens-before.
+#[derive(Debug, Default)]
+pub(crate) struct ObjectHb {
+    /// What its last release (sequence) published.
+    pub sync: VectorClock,
+    /// What `RwLock` readers (and pure critical sections) published on
+    /// leaving; only writers acquire it.
+    pub read_release: VectorClock,
+}
+
+/// Happens-before of the operations of an execution.
+impl Execution {
+    /// Happens-before of a lock, join or park operation (atomics do theirs
+    /// in their effect, see [`Execution::atomic_hb`]). `acquires`: the
+    /// operation takes what the object's last release published.
+    pub(super) fn synchronise(
+        &mut self,
+        t: ThreadIdx,
+        object: ObjectIdx,
+        kind: OpKind,
+        acquires: bool,
+    ) {
+        let obj = &mut self.objects[object.0 as usize].hb;
+        let hb = &mut self.threads[t.index()]
+            .as_mut()
+            .expect("kase internal error: unknown thread")
+            .hb;
+        if acquires {
+            hb.acquire(&obj.sync);
+            if matches!(
+                kind.props().acquires,
+                Acquires::ReleaseAndReaders | Acquires::ReleaseAndReadersIfSucceeds
+            ) {
+                // A writer comes after every reader that left (RwLock), and
+                // an upgraded section after every pure section (peeking).
+                hb.acquire(&std::mem::take(&mut obj.read_release));
+            }
+        }
+        match kind.props().releases {
+            Releases::Replace => obj.sync = hb.clock.clone(),
+            // A pure section hands over only to what depends on it (rule R,
+            // exec/peek) and to upgraded sections (POR-DESIGN.md). Readers
+            // release only to writers (a reader acquires only `sync`).
+            Releases::ToWriters => obj.read_release.join(&hb.clock),
+            Releases::Join => obj.sync.join(&hb.clock),
+            Releases::Nothing => {}
+        }
+    }
+
+    /// Happens-before of an atomic access with `order` (the ordering of the
+    /// outcome that happened, for a compare-exchange) to `object`.
+    pub(crate) fn atomic_hb(
+        &mut self,
+        object: ObjectIdx,
+        kind: OpKind,
+        order: std::sync::atomic::Ordering,
+    ) {
+        let t = self.current;
+        let sync = &mut self.objects[object.0 as usize].hb.sync;
+        self.threads[t.index()]
+            .as_mut()
+            .expect("kase internal error: unknown thread")
+            .hb
+            .atomic(kind, order, sync);
+    }
+
+    /// Happens-before of a fence.
+    pub(crate) fn fence_hb(&mut self, order: std::sync::atomic::Ordering) {
+        let t = self.current;
+        let hb = &mut self.threads[t.index()]
+            .as_mut()
+            .expect("kase internal error: unknown thread")
+            .hb;
+        hb.fence(order);
+    }
+
+    /// An access to a tracked cell by the current thread; a data race with
+    /// an earlier access ends the execution with a failure and returns true
+    /// (the caller must not perform the access).
+    pub(crate) fn cell_access(
+        &mut self,
+        object: ObjectIdx,
+        write: bool,
+        location: &'static Location<'static>,
+    ) -> bool {
+        if self.teardown {
+            return false;
+        }
+        let t = self.current;
+        let clock = &self.threads[t.index()]
+            .as_ref()
+            .expect("kase internal error: unknown thread")
+            .hb
+            .clock;
+        let ObjectDetail::Cell(cell) = &mut self.objects[object.0 as usize].detail else {
+            panic!("kase internal error: object {object:?} used as a cell");
+        };
+        let here = CellAccess::new(t, write, location);
+        let Some(earlier) = cell.access(t, clock, write, location) else {
+            return false;
+        };
+        if self.fault.is_none() {
+            self.fault = Some(if self.peeking && !self.sections.all.is_empty() {
+                // Happens-before under peeking is weaker than in this
+                // interleaving (POR-DESIGN.md): confirm without peeking.
+                Fault::PeekingUnsound {
+                    reason: format!(
+                        "a possible data race between {} at {} and {} at {} depends on the order of \
+                         critical sections",
+                        earlier.thread, earlier.location, here.thread, here.location
+                    ),
+                }
+            } else {
+                Fault::DataRace {
+                    earlier,
+                    later: here,
+                }
+            });
+        }
+        true
     }
 }
 

@@ -5,8 +5,11 @@
 //! [`run`] through the [`Scheduler`] trait and only ever sees [`Action`]s.
 
 pub mod action;
+pub(crate) mod arcs;
 pub mod clock;
 pub(crate) mod continuation;
+pub mod dependence;
+pub(crate) mod driver;
 pub(crate) mod execution;
 pub mod gate;
 pub mod hb;
@@ -15,6 +18,7 @@ pub mod object;
 pub(crate) mod overflow;
 pub mod panic;
 pub(crate) mod peek;
+pub(crate) mod scheduler;
 pub(crate) mod spin;
 pub(crate) mod thread;
 pub(crate) mod watchdog;
@@ -23,9 +27,12 @@ use std::cell::RefCell;
 use std::panic::Location;
 
 pub use action::{Action, ObjectIdx, ObjectKind, OpKind, ThreadIdx};
-pub(crate) use execution::{run, Alive, ChoicePoint, Limits, Outcome, Scheduler, Stop};
-pub use execution::{Event, Execution, Fault};
+pub(crate) use arcs::Alive;
+pub(crate) use driver::run;
+pub use execution::Execution;
 pub use hb::CellAccess;
+pub(crate) use scheduler::{ChoicePoint, Limits, Outcome, Scheduler, Stop};
+pub use scheduler::{Event, Fault};
 
 scoped_tls::scoped_thread_local!(static EXECUTION: RefCell<Execution>);
 

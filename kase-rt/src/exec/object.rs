@@ -13,8 +13,9 @@ use parking_lot::Mutex;
 
 use super::action::{ObjectIdx, ObjectKind, OpKind, ThreadIdx};
 use super::clock::VectorClock;
+use super::dependence::{Acquires, LastAccesses};
 use super::gate::Gate;
-use super::hb::CellState;
+use super::hb::{CellState, ObjectHb};
 use super::peek::ObjectTags;
 
 /// Embedded in every shim object; `const`-constructible.
@@ -142,27 +143,24 @@ impl Gate {
     }
 }
 
-/// Everything kase tracks about one object in one execution.
+/// Everything kase tracks about one object in one execution, by concern.
 #[derive(Debug)]
 pub(crate) struct ObjectState {
     pub detail: ObjectDetail,
-    /// Dependence clock of the last writing event.
-    pub last_write: VectorClock,
-    /// Join of the dependence clocks of reads since the last write.
-    pub reads: VectorClock,
-    /// Which operations are enabled (a function of the writes so far and of
-    /// `gate_reads`).
+    /// Dependence: the clocks of its last writing event and of the reads
+    /// since (`exec/dependence.rs`).
+    pub dependence: LastAccesses<VectorClock, VectorClock>,
+    /// Enabling: which operations may run (a function of the writes so far
+    /// and of `gate_reads`).
     pub gate: Gate,
     /// The reads since the last write, kept only if the gate counts them.
     pub gate_reads: Vec<(ThreadIdx, OpKind)>,
-    /// Happens-before: what its last release (sequence) published.
-    pub sync: VectorClock,
-    /// Operations that changed it so far (spinning threads wait for more).
+    /// Happens-before: what it published.
+    pub hb: ObjectHb,
+    /// Spin loops: operations that changed it so far (spinning threads
+    /// wait for more).
     pub modifications: u64,
-    /// Happens-before: what `RwLock` readers (and pure critical sections)
-    /// published on leaving.
-    pub read_release: VectorClock,
-    /// Who made the accesses a new access may depend on (peeking).
+    /// Peeking: who made the accesses a new access may depend on.
     pub tags: ObjectTags,
 }
 
@@ -170,13 +168,11 @@ impl ObjectState {
     pub(crate) fn new(detail: ObjectDetail) -> Self {
         let mut state = ObjectState {
             detail,
-            last_write: VectorClock::new(),
-            reads: VectorClock::new(),
+            dependence: LastAccesses::default(),
             gate: Gate::Open,
             gate_reads: Vec::new(),
-            sync: VectorClock::new(),
+            hb: ObjectHb::default(),
             modifications: 0,
-            read_release: VectorClock::new(),
             tags: ObjectTags::default(),
         };
         state.gate = Gate::initial(state.kind());
@@ -225,20 +221,13 @@ impl ObjectState {
     /// Whether `kind` by `thread` acquires what the object published: a
     /// lock taken, a join, a park that consumes a token.
     pub(crate) fn acquires(&self, kind: OpKind, thread: ThreadIdx) -> bool {
-        match kind {
-            OpKind::Lock
-            | OpKind::ReadLock
-            | OpKind::Join
-            | OpKind::Park
-            | OpKind::PeekLock
-            | OpKind::PeekReadLock
-            | OpKind::SharedLock
-            | OpKind::Upgrade => true,
-            OpKind::TryLock | OpKind::TryReadLock | OpKind::SharedTryLock => {
+        match kind.props().acquires {
+            Acquires::Nothing => false,
+            Acquires::Release | Acquires::ReleaseAndReaders => true,
+            Acquires::ReleaseIfSucceeds | Acquires::ReleaseAndReadersIfSucceeds => {
                 self.try_succeeds(kind)
             }
-            OpKind::ParkTimeout => self.enabled(OpKind::Park, thread),
-            _ => false,
+            Acquires::ReleaseIfToken => self.enabled(OpKind::Park, thread),
         }
     }
 

@@ -219,7 +219,7 @@ impl Por {
                 let name = self.bind(x, kinds(x), t, pred);
                 let preds = self
                     .frontier_of(x)
-                    .map(|f| f.preds(kind.writes()))
+                    .map(|f| f.immediate(kind.props().access))
                     .unwrap_or_default();
                 (Some(name), preds)
             }
@@ -285,14 +285,7 @@ impl Por {
                 .as_mut()
                 .expect("bound above")
                 .frontier;
-            if kind.writes() {
-                *f = Frontier {
-                    write: Some(id),
-                    reads: Vec::new(),
-                };
-            } else {
-                f.reads.push(id);
-            }
+            f.record(id, kind.props().access);
         }
         if let Some(n) = self.awaiting.take() {
             self.nodes[n].event = Some(id);
@@ -305,7 +298,7 @@ impl Por {
         let preds = match action.object {
             Some(x) => self
                 .frontier_of(x)
-                .map(|f| f.preds(action.kind.writes()))
+                .map(|f| f.immediate(action.kind.props().access))
                 .unwrap_or_default(),
             None => Vec::new(),
         };

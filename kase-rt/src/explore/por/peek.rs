@@ -5,6 +5,7 @@
 
 use super::fast_hash::{Map, Set};
 
+use crate::exec::dependence::Access;
 use crate::exec::{OpKind, ThreadIdx};
 
 use super::names::Name;
@@ -102,14 +103,7 @@ impl Por {
             if ev.name.map(|n| self.u.names.find(n)) != Some(name) {
                 continue;
             }
-            if ev.kind.writes() {
-                f = Frontier {
-                    write: Some(e),
-                    reads: Vec::new(),
-                };
-            } else {
-                f.reads.push(e);
-            }
+            f.record(e, ev.kind.props().access);
         }
         f
     }
@@ -159,7 +153,7 @@ impl Por {
         let lock = self.u.get(chain[0]);
         if let Some(m) = lock.name.map(|n| self.u.names.find(n)) {
             let mut f = self.frontier_at(m, len);
-            f.reads.push(chain[0]);
+            f.record(chain[0], Access::Read);
             seen.insert(m, f);
         }
         for &c in &chain[1..] {
@@ -170,21 +164,13 @@ impl Por {
             let frontier = seen
                 .remove(&name)
                 .unwrap_or_else(|| self.frontier_at(name, len));
-            let preds = frontier.preds(ev.kind.writes());
+            let preds = frontier.immediate(ev.kind.props().access);
             let extra = self.r_extras(ev.thread, ev.kind, ev.pred, &preds);
             if preds != ev.obj_preds || extra != ev.extra {
                 return false;
             }
-            let next = if ev.kind.writes() {
-                Frontier {
-                    write: Some(c),
-                    reads: Vec::new(),
-                }
-            } else {
-                let mut f = frontier;
-                f.reads.push(c);
-                f
-            };
+            let mut next = frontier;
+            next.record(c, ev.kind.props().access);
             seen.insert(name, next);
         }
         true

@@ -3,6 +3,7 @@
 
 use super::fast_hash::{Map, Set};
 
+use crate::exec::dependence::LastAccesses;
 use crate::exec::gate::Gate;
 use crate::exec::{ObjectKind, OpKind, ThreadIdx};
 
@@ -72,26 +73,8 @@ impl KeyIndex {
 }
 
 /// Where an object stands in a configuration: its last write (`None`: the
-/// initial value) and the reads of that write.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Frontier {
-    pub write: Option<EventId>,
-    pub reads: Vec<EventId>,
-}
-
-impl Frontier {
-    /// The object predecessors of a new event on the object: a read follows
-    /// the last write; a write follows the reads of it, or the write itself.
-    pub(crate) fn preds(&self, writes: bool) -> Vec<EventId> {
-        if writes && !self.reads.is_empty() {
-            let mut r = self.reads.clone();
-            r.sort_unstable();
-            r
-        } else {
-            self.write.into_iter().collect()
-        }
-    }
-}
+/// initial value) and the reads of that write (`exec/dependence.rs`).
+pub(crate) type Frontier = LastAccesses<EventId>;
 
 /// One event: an action after a history.
 #[derive(Debug)]
@@ -400,17 +383,8 @@ impl Unfolding {
                     gate = base.after_write(kind, thread, &self.read_ops(&f.reads));
                 }
             }
-            let f = &mut frontiers[slot].1;
-            if kind.writes() {
-                write_depth = base_depth + 1;
-                *f = Frontier {
-                    write: Some(id),
-                    reads: Vec::new(),
-                };
-            } else {
-                write_depth = base_depth;
-                f.reads.push(id);
-            }
+            write_depth = base_depth + u32::from(kind.writes());
+            frontiers[slot].1.record(id, kind.props().access);
         }
         // Sorted by name: lookups and conflict checks rely on it.
         frontiers.sort_by_key(|(n, _)| *n);

@@ -21,8 +21,11 @@
 
 use std::panic::Location;
 
-use super::action::{ObjectIdx, OpKind, ThreadIdx};
+mod run;
+
+use super::action::{ObjectIdx, ThreadIdx};
 use super::clock::VectorClock;
+use super::dependence::LastAccesses;
 
 /// Accesses a pure part may perform before it is upgraded anyway, so that an
 /// unbounded loop of memory accesses inside a lock still lets others run.
@@ -93,30 +96,9 @@ pub(crate) struct AccessTag {
     pub holds: Vec<Hold>,
 }
 
-/// The accesses of one object that a new access may depend on directly.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct ObjectTags {
-    pub last_write: Option<AccessTag>,
-    pub reads: Vec<AccessTag>,
-}
-
-impl ObjectTags {
-    /// The accesses an access (`writes` or not) depends on directly.
-    pub(crate) fn direct(&self, writes: bool) -> impl Iterator<Item = &AccessTag> {
-        let reads = if writes { &self.reads[..] } else { &[] };
-        self.last_write.iter().chain(reads)
-    }
-
-    /// Records `tag` as the newest access.
-    pub(crate) fn push(&mut self, tag: AccessTag, writes: bool) {
-        if writes {
-            self.last_write = Some(tag);
-            self.reads.clear();
-        } else {
-            self.reads.push(tag);
-        }
-    }
-}
+/// The accesses of one object that a new access may depend on directly,
+/// by who made them (`exec/dependence.rs`).
+pub(crate) type ObjectTags = LastAccesses<AccessTag>;
 
 /// The sections of this execution.
 #[derive(Debug, Default)]
@@ -142,16 +124,5 @@ pub(crate) fn violation_message(
          nothing else orders the two: another thread could run in the middle of that critical \
          section",
         other.0, other.1, section.lock_location, section.thread
-    )
-}
-
-/// Whether the operation is an access peeking tags (every operation on an
-/// object counts: a `try_lock` observes a critical section too). A yield is
-/// not: a spinning thread's yield is modelled as a read of what it waits on
-/// (`exec/spin.rs`), but it observes nothing; the reads before it do.
-pub(crate) fn tagged(kind: OpKind) -> bool {
-    !matches!(
-        kind,
-        OpKind::Spawn | OpKind::Exit | OpKind::Fence | OpKind::Yield
     )
 }

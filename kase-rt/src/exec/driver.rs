@@ -1,0 +1,228 @@
+//! The driver: runs one execution from start to end, resuming model threads
+//! (continuations) one at a time and asking the [`Scheduler`] at every
+//! choice point; unwinds the threads an early stop left unfinished.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use super::action::ThreadIdx;
+use super::continuation::{Body, Continuation, CoroutineThread, Resumed, StackPool, Suspend};
+use super::execution::Execution;
+use super::object::ObjectState;
+use super::panic;
+use super::scheduler::{ChoicePoint, Fault, Limits, Outcome, Scheduler, Stop};
+use super::thread::ThreadInterner;
+use super::watchdog::Watch;
+use super::EXECUTION;
+
+/// The body every model thread runs: the user's closure, then its exit.
+fn thread_body<'a>(thread: ThreadIdx, body: Box<dyn FnOnce() + 'a>) -> Body<'a> {
+    Box::new(move |suspender: &dyn Suspend| {
+        // SAFETY: only the lifetime is erased. The pointer is cleared in
+        // `perform_exit` before the body returns, and only dereferenced while
+        // this thread runs, i.e. while `suspender` is alive.
+        let erased: *const (dyn Suspend + 'static) =
+            unsafe { std::mem::transmute(suspender as *const dyn Suspend) };
+        super::with(|e| e.thread_mut(thread).suspender = Some(erased));
+        let body = move || {
+            // Its `thread_local!` values are destroyed when the closure
+            // returns (or unwinds), in this thread, before its exit event.
+            let _locals = super::local::DestroyOnExit(thread);
+            body()
+        };
+        if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+            if super::with(|e| e.teardown) {
+                // The forced unwind of an unfinished thread: let it finish.
+                std::panic::resume_unwind(payload);
+            }
+            let payload = super::with(|e| e.record_panic(thread, payload));
+            drop(payload); // outside the borrow: its Drop may use shims
+        }
+        // Exiting is a scheduling point: `is_finished` may see it or not.
+        if let Some(suspender) = super::with(|e| e.announce_exit()) {
+            // SAFETY: we are inside this thread's body, so `suspender` is live.
+            unsafe { (*suspender).suspend() };
+        }
+        super::with(|e| e.perform_exit());
+    })
+}
+
+/// The continuations of one execution's threads, by [`ThreadIdx`].
+struct Continuations<'a, 'p> {
+    threads: Vec<Option<Box<dyn Continuation + 'a>>>,
+    pool: &'p mut StackPool,
+    exec: &'a RefCell<Execution>,
+    /// Told when model code runs, so the watchdog ignores the explorer's
+    /// own work between steps.
+    watch: Option<Arc<Watch>>,
+}
+
+impl<'a> Continuations<'a, '_> {
+    /// Creates thread `t` running `body` (not started yet).
+    ///
+    /// # Safety
+    ///
+    /// Whatever `body` borrows must outlive `self`: every continuation is
+    /// finished, or unwound when `self` is dropped.
+    unsafe fn start(&mut self, t: ThreadIdx, body: Body<'a>) {
+        if self.threads.len() <= t.index() {
+            self.threads.resize_with(t.index() + 1, || None);
+        }
+        // SAFETY: passed on to our caller.
+        self.threads[t.index()] = Some(unsafe { CoroutineThread::boxed(self.pool, t.0, body) });
+    }
+
+    /// Runs `t` until it suspends or finishes.
+    fn resume(&mut self, t: ThreadIdx) {
+        self.exec.borrow_mut().current = t;
+        let _running = self.watch.as_deref().map(Watch::running);
+        let slot = &mut self.threads[t.index()];
+        let cont = slot
+            .as_mut()
+            .expect("kase internal error: resuming a finished thread");
+        let finished = panic::in_coroutine(|| cont.resume()) == Resumed::Finished;
+        if finished {
+            slot.take().expect("present").recycle(self.pool);
+        }
+    }
+}
+
+impl Drop for Continuations<'_, '_> {
+    /// Ends the threads an early stop left unfinished, running their
+    /// destructors (so borrowed data and real locks are released). Children
+    /// go before their parents (a child's index is always higher): a scoped
+    /// thread may borrow from its spawner's stack.
+    fn drop(&mut self) {
+        let driver_panicking = std::thread::panicking();
+        self.exec.borrow_mut().teardown = true;
+        for (t, cont) in self.threads.drain(..).enumerate().rev() {
+            let Some(cont) = cont else { continue };
+            if driver_panicking {
+                cont.leak();
+            } else {
+                self.exec.borrow_mut().current = ThreadIdx(t as u32);
+                let pool = &mut *self.pool;
+                panic::in_coroutine(|| cont.unwind(pool));
+            }
+        }
+    }
+}
+
+/// Runs `main` once as a model, asking `scheduler` at every choice point.
+pub(crate) fn run(
+    main: &(dyn Fn() + Sync),
+    scheduler: &mut dyn Scheduler,
+    pool: &mut StackPool,
+    interner: ThreadInterner,
+    stamp: u64,
+    limits: &Limits,
+) -> Outcome {
+    panic::install_hook();
+    let exec = RefCell::new(Execution::new(stamp, interner, limits));
+    let mut schedule = Vec::new();
+    let mut redundant = false;
+    EXECUTION.set(&exec, || {
+        let watch = exec.borrow().watch.clone();
+        let mut threads = Continuations {
+            threads: Vec::new(),
+            pool,
+            exec: &exec,
+            watch,
+        };
+        // SAFETY: `threads` is dropped at the end of this closure, before
+        // `main` and `exec` go away; its drop unwinds unfinished threads.
+        unsafe {
+            threads.start(
+                ThreadIdx::MAIN,
+                thread_body(ThreadIdx::MAIN, Box::new(main)),
+            )
+        };
+        threads.resume(ThreadIdx::MAIN);
+
+        let mut enabled = Vec::new();
+        let mut steps = 0u64;
+        loop {
+            if exec.borrow().fault.is_some() {
+                break; // do not start children of a failed execution
+            }
+            // Run newly spawned threads up to their first visible operation,
+            // so every live thread has a known pending action at each choice.
+            loop {
+                let next = exec.borrow_mut().unstarted.pop_front();
+                let Some((t, body)) = next else { break };
+                // SAFETY: as for the main thread; spawned bodies are 'static.
+                unsafe { threads.start(t, thread_body(t, body)) };
+                threads.resume(t);
+            }
+            let mut e = exec.borrow_mut();
+            if e.fault.is_some() {
+                break;
+            }
+            e.enabled_threads(&mut enabled);
+            if enabled.is_empty() {
+                let blocked: Vec<_> = e
+                    .threads
+                    .iter()
+                    .flatten()
+                    .filter_map(|t| t.pending)
+                    .collect();
+                if blocked.is_empty() {
+                    e.check_arcs();
+                } else {
+                    e.fault = Some(Fault::Deadlock {
+                        blocked: blocked.iter().map(|p| (p.action, p.location)).collect(),
+                    });
+                }
+                break;
+            }
+            if steps >= limits.max_steps {
+                e.fault = Some(Fault::Livelock { steps });
+                break;
+            }
+            steps += 1;
+            let point = ChoicePoint {
+                enabled: &enabled,
+                current: e.current,
+                execution: &e,
+            };
+            let next = match scheduler.choose(&point) {
+                Ok(t) => t,
+                Err(Stop::Diverged(message)) => {
+                    e.fault = Some(Fault::Divergence { message });
+                    break;
+                }
+                Err(Stop::Redundant) => {
+                    redundant = true;
+                    break;
+                }
+            };
+            debug_assert!(enabled.contains(&next), "scheduler chose a disabled thread");
+            if enabled.len() > 1 {
+                schedule.push(next);
+            }
+            drop(e);
+            threads.resume(next);
+        }
+    });
+    let exec = exec.into_inner();
+    let objects = exec.objects.iter().map(ObjectState::kind).collect();
+    let owners = exec.objects.iter().map(ObjectState::owner).collect();
+    let pending = exec
+        .threads
+        .iter()
+        .flatten()
+        .filter_map(|t| Some(t.pending?.action))
+        .collect();
+    Outcome {
+        events: exec.events,
+        pending,
+        redundant,
+        schedule,
+        fault: exec.fault,
+        interner: exec.interner,
+        objects,
+        owners,
+        peeking: exec.peeking && !exec.sections.all.is_empty(),
+        peek_violation: exec.peek_violation,
+    }
+}

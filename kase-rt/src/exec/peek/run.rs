@@ -1,0 +1,287 @@
+//! How an execution runs with critical-section peeking: pure parts start at
+//! a lock and run as one step while they only access memory; every access is
+//! checked against rule R and D1 (see the module above).
+
+use std::panic::Location;
+
+use super::super::action::{Action, ObjectIdx, ObjectKind, OpKind};
+use super::super::clock::VectorClock;
+use super::super::execution::Execution;
+use super::super::object::ObjectDetail;
+use super::super::thread::Pending;
+use super::{AccessTag, Hold, PurePart, Section, MAX_PURE_STEPS};
+
+impl Execution {
+    /// Whether the current thread is inside a pure part of a critical
+    /// section (its memory accesses are events, never choice points).
+    pub(crate) fn in_pure_part(&self) -> bool {
+        self.peeking && !self.teardown && self.thread(self.current).pure.is_some()
+    }
+
+    /// Whether critical-section peeking is on (and the execution running).
+    pub(crate) fn peeking(&self) -> bool {
+        self.peeking && !self.teardown
+    }
+
+    /// The object standing for the data `mutex` guards, created on first use.
+    pub(crate) fn mutex_data(&mut self, mutex: ObjectIdx) -> ObjectIdx {
+        if let Some(data) = self.object_mut(mutex).mutex().data {
+            return data;
+        }
+        let data = self.add_object(ObjectDetail::Data);
+        self.object_mut(mutex).mutex().data = Some(data);
+        data
+    }
+
+    /// Ends the current thread's pure part, with an upgrade event, unless
+    /// the operation about to be announced is a memory access (and the part
+    /// is not too long yet) or its own unlock. A panicking thread always
+    /// upgrades: its unlock poisons the mutex, a write.
+    pub(in crate::exec) fn end_pure_part_unless(
+        &mut self,
+        object: Option<ObjectIdx>,
+        kind: OpKind,
+        location: &'static Location<'static>,
+    ) {
+        let t = self.current;
+        let Some(part) = self.thread(t).pure else {
+            return;
+        };
+        let own_unlock = if part.shared {
+            OpKind::ReadUnlock
+        } else {
+            OpKind::Unlock
+        };
+        let keeps = !std::thread::panicking()
+            && ((kind.is_memory_access() && part.steps < MAX_PURE_STEPS)
+                || (kind == own_unlock && object == Some(part.mutex)));
+        if keeps {
+            return;
+        }
+        let action = Action {
+            thread: t,
+            object: Some(part.mutex),
+            kind: if part.shared {
+                OpKind::ReadUpgrade
+            } else {
+                OpKind::Upgrade
+            },
+        };
+        self.thread_mut(t).pending = Some(Pending { action, location });
+        self.perform(|_, _| ((), None));
+    }
+
+    /// The operation kind under peeking: a lock (a `Mutex`'s, or an
+    /// `RwLock`'s in either mode) starts a pure part, and the unlock of a
+    /// pure part ends it. An `RwLock` read lock held across choice points
+    /// (`try_read`, a lock taken while panicking, the unlock after an
+    /// upgrade or a downgrade) becomes a write of the lock.
+    pub(in crate::exec) fn peek_kind(&self, object: Option<ObjectIdx>, kind: OpKind) -> OpKind {
+        let Some(o) = object else {
+            return kind;
+        };
+        let (peekable, rwlock) = match &self.objects[o.0 as usize].detail {
+            ObjectDetail::Mutex(m) => (m.peekable, false),
+            ObjectDetail::RwLock(_) => (true, true),
+            _ => return kind,
+        };
+        let pure = self.thread(self.current).pure.filter(|p| p.mutex == o);
+        let panicking = std::thread::panicking();
+        match kind {
+            OpKind::Lock if peekable && !panicking => OpKind::PeekLock,
+            OpKind::Unlock if pure.is_some_and(|p| !p.shared) => OpKind::PeekUnlock,
+            OpKind::ReadLock if rwlock && !panicking => OpKind::PeekReadLock,
+            OpKind::ReadLock if rwlock => OpKind::SharedLock,
+            OpKind::TryReadLock if rwlock => OpKind::SharedTryLock,
+            OpKind::ReadUnlock if pure.is_some_and(|p| p.shared) => OpKind::PeekReadUnlock,
+            OpKind::ReadUnlock if rwlock => OpKind::SharedUnlock,
+            _ => kind,
+        }
+    }
+
+    /// Checks the access just recorded as event `at` against the accesses it
+    /// depends on directly (rule R and D1 of `exec/peek`); `before` is
+    /// its thread's dependence clock before it. Returns the pure part the
+    /// access belongs to (a `PeekLock` opens one here).
+    pub(in crate::exec) fn peek_check(
+        &mut self,
+        at: usize,
+        action: &Action,
+        before: &VectorClock,
+    ) -> Option<usize> {
+        let t = action.thread;
+        let section = match (action.kind, action.object) {
+            (OpKind::PeekLock | OpKind::PeekReadLock, Some(mutex)) => {
+                self.sections.all.push(Section {
+                    thread: t,
+                    mutex,
+                    shared: action.kind == OpKind::PeekReadLock,
+                    start: at,
+                    end: None,
+                    release: VectorClock::new(),
+                    lock_location: self.events[at].location,
+                });
+                Some(self.sections.all.len() - 1)
+            }
+            _ => self.thread(t).pure.map(|p| p.section),
+        };
+        let Some(object) = action.object.filter(|_| action.kind.props().peek_tagged) else {
+            return section;
+        };
+        let direct: Vec<AccessTag> = self.objects[object.0 as usize]
+            .tags
+            .depended_on(action.kind.props().access)
+            .filter(|tag| tag.thread != t)
+            .cloned()
+            .collect();
+        let mine = section.map(|s| {
+            let part = &self.sections.all[s];
+            Hold {
+                lock: part.mutex,
+                shared: part.shared,
+            }
+        });
+        for tag in direct {
+            let mut violation = None;
+            if let Some(s) = tag.section {
+                let other = &self.sections.all[s];
+                if mine.is_some_and(|m| m.excludes(other.mutex, other.shared)) {
+                    // Rule R: after the whole other part, which released.
+                    let release = other.release.clone();
+                    self.thread_mut(t).hb.acquire(&release);
+                } else if !self
+                    .thread(t)
+                    .held
+                    .iter()
+                    .any(|h| h.excludes(other.mutex, other.shared))
+                {
+                    // Depending on the part's last event (its unlock or
+                    // upgrade, on the lock itself) puts this access after
+                    // the whole part, not in its middle.
+                    let ordered = other.end.is_some_and(|e| {
+                        e == tag.event
+                            || before.get(other.thread) >= self.events[e].clock.get(other.thread)
+                    });
+                    if !ordered {
+                        violation = Some((s, t, self.events[at].location));
+                    }
+                }
+            }
+            if let (Some(s), Some(mine)) = (section, mine) {
+                let in_section = tag.section.is_some_and(|o| {
+                    let other = &self.sections.all[o];
+                    mine.excludes(other.mutex, other.shared)
+                }) || tag.holds.iter().any(|h| h.excludes(mine.lock, mine.shared));
+                let start = &self.events[self.sections.all[s].start].clock;
+                if !in_section
+                    && start.get(tag.thread) < self.events[tag.event].clock.get(tag.thread)
+                {
+                    violation = Some((s, tag.thread, self.events[tag.event].location));
+                }
+            }
+            if let Some((s, thread, location)) = violation {
+                if self.peek_violation.is_none() {
+                    let what = format!("{:?}#{}", self.objects[object.0 as usize].kind(), object.0)
+                        .to_ascii_lowercase();
+                    let section = &self.sections.all[s];
+                    let lock = match self.objects[section.mutex.0 as usize].kind() {
+                        ObjectKind::RwLock => "RwLock",
+                        _ => "mutex",
+                    };
+                    let reason = super::violation_message(section, lock, (thread, location), &what);
+                    self.peek_violation = Some(reason);
+                }
+            }
+        }
+        section
+    }
+
+    /// Bookkeeping after the access `at` ran: the pure part's steps and end,
+    /// the mutexes held, and the access's tag on its object. `acquired`: a
+    /// try-lock succeeded (or the operation is not one).
+    pub(in crate::exec) fn peek_after(
+        &mut self,
+        at: usize,
+        action: &Action,
+        section: Option<usize>,
+        acquired: bool,
+    ) {
+        let t = action.thread;
+        let is_lock = |e: &Execution, o: ObjectIdx| {
+            matches!(
+                e.objects[o.0 as usize].detail,
+                ObjectDetail::Mutex(_) | ObjectDetail::RwLock(_)
+            )
+        };
+        let hold = |lock, shared| Hold { lock, shared };
+        match (action.kind, action.object) {
+            (OpKind::PeekLock | OpKind::PeekReadLock, Some(mutex)) => {
+                let section = section.expect("kase internal error: a PeekLock without its section");
+                let shared = action.kind == OpKind::PeekReadLock;
+                let thread = self.thread_mut(t);
+                thread.pure = Some(PurePart {
+                    mutex,
+                    shared,
+                    section,
+                    steps: 0,
+                });
+                thread.held.push(hold(mutex, shared));
+            }
+            (kind, Some(mutex)) if kind.ends_pure_part() => {
+                let release = self.thread(t).hb.clock.clone();
+                if let Some(s) = section {
+                    let record = &mut self.sections.all[s];
+                    record.end = Some(at);
+                    record.release = release;
+                }
+                let thread = self.thread_mut(t);
+                thread.pure = None;
+                match kind {
+                    OpKind::PeekUnlock => super::release(&mut thread.held, hold(mutex, false)),
+                    OpKind::PeekReadUnlock => super::release(&mut thread.held, hold(mutex, true)),
+                    _ => {}
+                }
+            }
+            (OpKind::Lock | OpKind::TryLock, Some(o)) if acquired && is_lock(self, o) => {
+                self.thread_mut(t).held.push(hold(o, false));
+            }
+            (OpKind::SharedLock | OpKind::SharedTryLock, Some(o)) if acquired => {
+                self.thread_mut(t).held.push(hold(o, true));
+            }
+            (OpKind::Unlock, Some(o)) => {
+                super::release(&mut self.thread_mut(t).held, hold(o, false))
+            }
+            (OpKind::SharedUnlock, Some(o)) => {
+                super::release(&mut self.thread_mut(t).held, hold(o, true));
+            }
+            (OpKind::Downgrade, Some(o)) => {
+                let held = &mut self.thread_mut(t).held;
+                super::release(held, hold(o, false));
+                held.push(hold(o, true));
+            }
+            _ => {
+                if let Some(part) = &mut self.thread_mut(t).pure {
+                    part.steps += 1;
+                }
+            }
+        }
+        if let Some(object) = action.object.filter(|_| action.kind.props().peek_tagged) {
+            let mut holds = self.thread(t).held.clone();
+            // It held the lock up to this event.
+            match action.kind {
+                OpKind::Unlock => holds.push(hold(object, false)),
+                OpKind::SharedUnlock => holds.push(hold(object, true)),
+                _ => {}
+            }
+            let tag = AccessTag {
+                event: at,
+                thread: t,
+                section,
+                holds,
+            };
+            self.objects[object.0 as usize]
+                .tags
+                .record(tag, action.kind.props().access);
+        }
+    }
+}

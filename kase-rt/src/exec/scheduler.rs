@@ -1,0 +1,178 @@
+//! What the explorer sees of one execution: the events it produced, the
+//! choice points at which a [`Scheduler`] picks the next thread, why an
+//! execution stopped early ([`Stop`], [`Fault`]), and its [`Outcome`].
+//!
+//! This is the whole interface between `exec` and `explore`: an explorer
+//! implements [`Scheduler`], starts executions through [`super::run`] with
+//! [`Limits`], and reads [`Outcome`]s.
+
+use std::any::Any;
+use std::panic::Location;
+use std::sync::Arc;
+
+use super::action::{Action, ObjectKind, ThreadIdx};
+use super::clock::VectorClock;
+use super::execution::Execution;
+use super::hb::CellAccess;
+use super::panic::PanicInfo;
+use super::thread::ThreadInterner;
+use super::watchdog::Watch;
+
+/// One visible operation that happened.
+#[derive(Clone, Debug)]
+pub struct Event {
+    /// What happened.
+    pub action: Action,
+    /// Where in the user's code.
+    pub location: &'static Location<'static>,
+    /// A value worth showing (loaded / stored value, spawned thread).
+    pub value: Option<u64>,
+    /// Dependence clock: for each thread, how many of its events precede this
+    /// one in the Mazurkiewicz trace (program order plus dependence).
+    pub clock: VectorClock,
+    /// Whether it changed its object (a failed CAS or try-lock did not).
+    pub modified: bool,
+    /// The stack at the operation, captured (unresolved) only with
+    /// `KASE_BACKTRACE=1`.
+    pub backtrace: Option<Box<backtrace::Backtrace>>,
+}
+
+/// Why an execution stopped early.
+pub enum Fault {
+    /// A model thread panicked and nothing caught it.
+    Panic {
+        /// The thread.
+        thread: ThreadIdx,
+        /// Message and location.
+        info: PanicInfo,
+        /// The original payload, to re-raise.
+        payload: Box<dyn Any + Send>,
+    },
+    /// No thread can run, and some have not finished.
+    Deadlock {
+        /// What each blocked thread waits to do.
+        blocked: Vec<(Action, &'static Location<'static>)>,
+    },
+    /// The execution exceeded `max_steps` visible operations.
+    Livelock {
+        /// The bound that was hit.
+        steps: u64,
+    },
+    /// Two accesses to a tracked cell, at least one a write, not ordered by
+    /// happens-before.
+    DataRace {
+        /// The access made first in this execution.
+        earlier: CellAccess,
+        /// The access that raced with it.
+        later: CellAccess,
+    },
+    /// The model closure returned while spawned threads were still running.
+    Leak {
+        /// Each such thread and where it was spawned.
+        running: Vec<(ThreadIdx, Option<&'static Location<'static>>)>,
+    },
+    /// Every thread finished, but `Arc`s created in the execution are still
+    /// alive: a reference cycle, a forgotten or leaked `Arc`, or a `static`
+    /// keeping one past the end of the model.
+    LeakedArcs {
+        /// Each such `Arc`: the thread that created it, and where.
+        arcs: Vec<(ThreadIdx, &'static Location<'static>)>,
+    },
+    /// The run did not follow the schedule it was told to follow.
+    Divergence {
+        /// What differed.
+        message: String,
+    },
+    /// With critical-section peeking, a data race under the happens-before
+    /// that every interleaving of this trace shares: it may be in another
+    /// interleaving than this one, so it is confirmed by exploring again
+    /// without peeking (`explore/POR-DESIGN.md`).
+    PeekingUnsound {
+        /// What happened, in words.
+        reason: String,
+    },
+}
+
+impl std::fmt::Debug for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fault::Panic { thread, info, .. } => write!(f, "Panic({thread}: {})", info.message),
+            Fault::Deadlock { blocked } => write!(f, "Deadlock({} blocked)", blocked.len()),
+            Fault::Livelock { steps } => write!(f, "Livelock({steps})"),
+            Fault::DataRace { earlier, later } => write!(
+                f,
+                "DataRace({} at {}, {} at {})",
+                earlier.thread, earlier.location, later.thread, later.location
+            ),
+            Fault::Leak { running } => write!(f, "Leak({} running)", running.len()),
+            Fault::LeakedArcs { arcs } => write!(f, "LeakedArcs({})", arcs.len()),
+            Fault::Divergence { message } => write!(f, "Divergence({message})"),
+            Fault::PeekingUnsound { reason } => write!(f, "PeekingUnsound({reason})"),
+        }
+    }
+}
+
+/// A step of the execution: which thread runs next? Asked before every step;
+/// it is a real choice only when `enabled` has more than one thread.
+pub(crate) struct ChoicePoint<'a> {
+    /// Threads whose pending operation is enabled, ascending; never empty.
+    pub enabled: &'a [ThreadIdx],
+    /// The thread that ran last.
+    pub current: ThreadIdx,
+    /// The execution so far.
+    pub execution: &'a Execution,
+}
+
+/// Why a scheduler ends an execution early.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// The run did not follow its schedule (a failure: nondeterminism).
+    Diverged(String),
+    /// Every way to continue was already explored: a redundant
+    /// (sleep-set-blocked) execution, not a failure.
+    Redundant,
+}
+
+/// Decides which thread runs at each step of an execution.
+pub(crate) trait Scheduler {
+    /// Picks one of `point.enabled`, or stops the execution.
+    fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop>;
+}
+
+/// Limits for one execution.
+pub(crate) struct Limits {
+    pub max_steps: u64,
+    /// Plain condvar waits may wake unnotified.
+    pub spurious_wakeups: bool,
+    /// Progress for the watchdog, if one watches.
+    pub watch: Option<Arc<Watch>>,
+    /// Capture a backtrace at every visible operation (`KASE_BACKTRACE`).
+    pub backtraces: bool,
+    /// Critical-section peeking: pure parts of mutex sections run as one
+    /// step (`exec/peek.rs`).
+    pub peeking: bool,
+}
+
+/// What one execution produced.
+pub(crate) struct Outcome {
+    pub events: Vec<Event>,
+    /// Operations threads were waiting to perform when the execution ended
+    /// (blocked at a deadlock, or anything when it stopped early).
+    pub pending: Vec<Action>,
+    /// The scheduler stopped it as redundant.
+    pub redundant: bool,
+    /// Threads chosen at choice points, in order.
+    pub schedule: Vec<ThreadIdx>,
+    pub fault: Option<Fault>,
+    pub interner: ThreadInterner,
+    /// Kinds of the objects, by index.
+    pub objects: Vec<ObjectKind>,
+    /// For thread objects, their thread (by object index).
+    pub owners: Vec<Option<ThreadIdx>>,
+    /// It ran with critical-section peeking and some pure section happened
+    /// (so its schedule replays only with peeking: `kase1p:`).
+    pub peeking: bool,
+    /// Why peeking may have missed behaviours (`exec/peek.rs`, D1), if it
+    /// may have.
+    pub peek_violation: Option<String>,
+}
