@@ -7,6 +7,7 @@
 pub mod action;
 pub mod clock;
 pub(crate) mod continuation;
+pub(crate) mod error;
 pub(crate) mod execution;
 pub mod gate;
 pub mod hb;

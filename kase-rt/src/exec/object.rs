@@ -13,6 +13,7 @@ use parking_lot::Mutex;
 
 use super::action::{ObjectIdx, ObjectKind, OpKind, ThreadIdx};
 use super::clock::VectorClock;
+use super::error::internal_error;
 use super::gate::Gate;
 use super::hb::CellState;
 use super::peek::ObjectTags;
@@ -208,7 +209,7 @@ impl ObjectState {
     pub(crate) fn mutex(&mut self) -> &mut MutexState {
         match &mut self.detail {
             ObjectDetail::Mutex(m) | ObjectDetail::RwLock(m) => m,
-            other => panic!("kase internal error: object {other:?} used as a lock"),
+            other => internal_error!("object {other:?} used as a lock"),
         }
     }
 

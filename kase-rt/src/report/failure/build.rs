@@ -4,7 +4,7 @@
 use super::names::location;
 use super::types::Step;
 use super::{Failure, FailureKind, Names};
-use crate::exec::panic::is_internal;
+use crate::exec::error::{is_internal, UsageError};
 use crate::exec::{Event, Fault, OpKind};
 use crate::report::Schedule;
 
@@ -68,7 +68,7 @@ impl Failure {
             .collect();
         let mut panic_location = None;
         let (kind, headline, details, message, payload) = match fault {
-            Fault::Panic { thread, info, .. } if is_internal(&info.message) => {
+            Fault::Panic { thread, info, payload } if is_internal(&*payload) => {
                 // kase's own code panicked while it ran for a model thread
                 // (inside a shim): not the model's failure.
                 let at = info.location.as_ref().map(|l| format!(" at {l}")).unwrap_or_default();
@@ -77,6 +77,13 @@ impl Failure {
                 (FailureKind::Internal, headline, details, Some(info.message), None)
             }
             Fault::Panic { thread, info, payload } => {
+                // kase's message to the user (e.g. a `LazyLock` initialised
+                // twice) is re-raised by `check` as its text, as a `panic!`
+                // of it would be, for `#[should_panic(expected = …)]`.
+                let payload = match payload.downcast::<UsageError>() {
+                    Ok(usage) => Box::new(usage.to_string()),
+                    Err(payload) => payload,
+                };
                 let at = info.location.as_ref().map(|l| format!(" at {l}")).unwrap_or_default();
                 panic_location = info.location;
                 let headline = format!("{} panicked{at}:", names.thread(thread));
