@@ -386,7 +386,7 @@ fn check_panics_with_the_internal_error_report() {
 fn an_internal_error_raised_inside_a_model_thread_is_not_the_model_s_failure() {
     // What a failed invariant in a shim (running on a model thread) raises.
     let report = Builder::new().explore(|| {
-        let t = thread::spawn(|| panic!("kase internal error: a shim's invariant"));
+        let t = thread::spawn(|| kase_rt::__fuzz::internal_error("a shim's invariant"));
         let _ = t.join();
     });
     let failure = report.failure().expect("reported");
@@ -431,4 +431,50 @@ fn max_duration_stops_a_single_long_execution_within_a_second() {
         report.warnings()
     );
     assert!(report.to_string().contains("INCOMPLETE"), "{report}");
+}
+
+#[test]
+fn a_model_panic_that_merely_reads_like_an_internal_error_is_the_model_s_failure() {
+    // kase tells its own errors by the payload's type, not by the text.
+    let report = Builder::new().explore(|| {
+        let t = thread::spawn(|| panic!("kase internal error: not really"));
+        let _ = t.join();
+    });
+    let failure = report.failure().expect("reported");
+    assert_eq!(failure.kind(), kase::FailureKind::Panic);
+    assert_eq!(failure.message(), Some("kase internal error: not really"));
+    let text = failure.to_string();
+    assert!(
+        text.starts_with("kase found a panic: thread 1 panicked"),
+        "{text}"
+    );
+    assert!(!text.contains("a bug in kase"), "{text}");
+    let payload = failure.panic_payload().expect("the model's own payload");
+    assert_eq!(
+        payload.downcast_ref::<&str>(),
+        Some(&"kase internal error: not really")
+    );
+}
+
+#[test]
+fn a_real_internal_error_in_a_model_thread_keeps_its_old_text_and_location() {
+    let line = line!() + 2;
+    let report = Builder::new().explore(|| {
+        let t = thread::spawn(|| kase_rt::__fuzz::internal_error("a shim's invariant"));
+        let _ = t.join();
+    });
+    let failure = report.failure().expect("reported");
+    assert_eq!(failure.kind(), kase::FailureKind::Internal);
+    assert_eq!(
+        failure.message(),
+        Some("kase internal error: a shim's invariant")
+    );
+    let text = failure.to_string();
+    assert!(
+        text.starts_with(&format!(
+            "kase internal error (a bug in kase): kase failed while running thread 1 at {}:{line}:",
+            file!()
+        )),
+        "{text}"
+    );
 }

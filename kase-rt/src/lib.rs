@@ -178,4 +178,11 @@ pub mod __fuzz {
         let entries = entries.into_iter().map(|e| (e.line, e.schedule)).collect();
         (entries, warnings)
     }
+
+    /// Raises kase's internal error with `message`, as a failed invariant
+    /// of kase's own code does (to test how one is reported).
+    #[track_caller]
+    pub fn internal_error(message: &str) -> ! {
+        crate::exec::error::internal(message)
+    }
 }

@@ -8,6 +8,7 @@
 use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
+use super::error::usage_error;
 use super::overflow::Registration;
 
 /// What a [`Continuation::resume`] came back with.
@@ -99,8 +100,8 @@ impl StackPool {
             return (registration, stack);
         }
         let stack = DefaultStack::new(self.stack_size).unwrap_or_else(|e| {
-            panic!(
-                "kase: could not allocate a {} byte stack for a model thread: {e} (lower it with \
+            usage_error!(
+                "could not allocate a {} byte stack for a model thread: {e} (lower it with \
                  Builder::stack_size or KASE_STACK_SIZE)",
                 self.stack_size
             )

@@ -2,6 +2,7 @@
 //! (continuations) one at a time and asking the [`Scheduler`] at every
 //! choice point; unwinds the threads an early stop left unfinished.
 
+use super::error::OrInternal;
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -77,9 +78,7 @@ impl<'a> Continuations<'a, '_> {
         self.exec.borrow_mut().current = t;
         let _running = self.watch.as_deref().map(Watch::running);
         let slot = &mut self.threads[t.index()];
-        let cont = slot
-            .as_mut()
-            .expect("kase internal error: resuming a finished thread");
+        let cont = slot.as_mut().or_internal("resuming a finished thread");
         let finished = panic::in_coroutine(|| cont.resume()) == Resumed::Finished;
         if finished {
             slot.take().expect("present").recycle(self.pool);

@@ -9,6 +9,7 @@
 //! `Arc` leaks in `arcs.rs`, the driver loop in `driver.rs`, and what the
 //! explorer sees in `scheduler.rs`.
 
+use super::error::{usage_error, OrInternal};
 use std::any::Any;
 use std::collections::VecDeque;
 use std::panic::Location;
@@ -127,13 +128,13 @@ impl Execution {
     pub(crate) fn thread(&self, t: ThreadIdx) -> &ThreadState {
         self.threads[t.index()]
             .as_ref()
-            .expect("kase internal error: unknown thread")
+            .or_internal("unknown thread")
     }
 
     pub(crate) fn thread_mut(&mut self, t: ThreadIdx) -> &mut ThreadState {
         self.threads[t.index()]
             .as_mut()
-            .expect("kase internal error: unknown thread")
+            .or_internal("unknown thread")
     }
 
     pub(crate) fn object_mut(&mut self, object: ObjectIdx) -> &mut ObjectState {
@@ -177,8 +178,8 @@ impl Execution {
         }
         let idx = self.add_object(detail());
         if !handle.register(self.stamp, idx) {
-            panic!(
-                "kase: a shim object (e.g. a `static`) is used by two model runs at once on different OS \
+            usage_error!(
+                "a shim object (e.g. a `static`) is used by two model runs at once on different OS \
                  threads; each run needs its own objects. Run these tests with `--test-threads=1`, or \
                  create the objects inside the model closure."
             );
@@ -302,9 +303,7 @@ impl Execution {
     ) -> R {
         if self.teardown {
             let pending = self.thread_mut(self.current).pending.take();
-            let action = pending
-                .expect("kase internal error: nothing announced")
-                .action;
+            let action = pending.or_internal("nothing announced").action;
             return effect(self, &action).0;
         }
         let t = self.current;
@@ -312,7 +311,7 @@ impl Execution {
             .thread_mut(t)
             .pending
             .take()
-            .expect("kase internal error: nothing announced");
+            .or_internal("nothing announced");
         let action = pending.action;
         if let Some(watch) = &self.watch {
             watch.tick(t, pending.location);

@@ -12,6 +12,8 @@
 //! bumped *after* each one, so an access after a release is never covered by
 //! the clock that release published.
 
+use super::error::internal_error;
+use super::error::OrInternal;
 use std::panic::Location;
 use std::sync::atomic::Ordering;
 
@@ -147,7 +149,7 @@ impl Execution {
         let obj = &mut self.objects[object.0 as usize].hb;
         let hb = &mut self.threads[t.index()]
             .as_mut()
-            .expect("kase internal error: unknown thread")
+            .or_internal("unknown thread")
             .hb;
         if acquires {
             hb.acquire(&obj.sync);
@@ -183,7 +185,7 @@ impl Execution {
         let sync = &mut self.objects[object.0 as usize].hb.sync;
         self.threads[t.index()]
             .as_mut()
-            .expect("kase internal error: unknown thread")
+            .or_internal("unknown thread")
             .hb
             .atomic(kind, order, sync);
     }
@@ -193,7 +195,7 @@ impl Execution {
         let t = self.current;
         let hb = &mut self.threads[t.index()]
             .as_mut()
-            .expect("kase internal error: unknown thread")
+            .or_internal("unknown thread")
             .hb;
         hb.fence(order);
     }
@@ -213,11 +215,11 @@ impl Execution {
         let t = self.current;
         let clock = &self.threads[t.index()]
             .as_ref()
-            .expect("kase internal error: unknown thread")
+            .or_internal("unknown thread")
             .hb
             .clock;
         let ObjectDetail::Cell(cell) = &mut self.objects[object.0 as usize].detail else {
-            panic!("kase internal error: object {object:?} used as a cell");
+            internal_error!("object {object:?} used as a cell");
         };
         let here = CellAccess::new(t, write, location);
         let Some(earlier) = cell.access(t, clock, write, location) else {

@@ -10,6 +10,7 @@
 use std::any::Any;
 
 use super::action::ThreadIdx;
+use super::error::internal_error;
 
 /// The state of one key's value in one model thread.
 enum Slot {
@@ -92,7 +93,7 @@ impl Locals {
             .rposition(|(_, s)| matches!(s, Slot::Alive(_)))?;
         match std::mem::replace(&mut self.slots[i].1, Slot::Destroyed) {
             Slot::Alive(value) => Some(value),
-            _ => panic!("kase internal error: position of a live slot"),
+            _ => internal_error!("position of a live slot"),
         }
     }
 }

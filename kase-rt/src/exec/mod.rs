@@ -10,6 +10,7 @@ pub mod clock;
 pub(crate) mod continuation;
 pub mod dependence;
 pub(crate) mod driver;
+pub(crate) mod error;
 pub(crate) mod execution;
 pub mod gate;
 pub mod hb;

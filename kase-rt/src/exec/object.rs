@@ -14,6 +14,7 @@ use parking_lot::Mutex;
 use super::action::{ObjectIdx, ObjectKind, OpKind, ThreadIdx};
 use super::clock::VectorClock;
 use super::dependence::{Acquires, LastAccesses};
+use super::error::internal_error;
 use super::gate::Gate;
 use super::hb::{CellState, ObjectHb};
 use super::peek::ObjectTags;
@@ -204,7 +205,7 @@ impl ObjectState {
     pub(crate) fn mutex(&mut self) -> &mut MutexState {
         match &mut self.detail {
             ObjectDetail::Mutex(m) | ObjectDetail::RwLock(m) => m,
-            other => panic!("kase internal error: object {other:?} used as a lock"),
+            other => internal_error!("object {other:?} used as a lock"),
         }
     }
 

@@ -2,8 +2,12 @@
 //! instead of letting the default hook print once per failing execution.
 
 use std::any::Any;
+use std::backtrace::BacktraceStatus;
 use std::cell::{Cell, RefCell};
+use std::panic::Location;
 use std::sync::Once;
+
+use super::error::InternalError;
 
 /// Where and why a model thread panicked.
 #[derive(Clone, Debug)]
@@ -12,17 +16,6 @@ pub struct PanicInfo {
     pub message: String,
     /// `file:line:column` of the panic, if known.
     pub location: Option<String>,
-}
-
-/// How every panic message that reports a bug in kase itself (an internal
-/// invariant that failed) starts. Such a panic is reported as
-/// [`FailureKind::Internal`](crate::FailureKind::Internal), never as a
-/// failure of the model.
-pub(crate) const INTERNAL: &str = "kase internal error";
-
-/// Whether a panic message is one of kase's internal errors.
-pub(crate) fn is_internal(message: &str) -> bool {
-    message.starts_with(INTERNAL)
 }
 
 thread_local! {
@@ -80,7 +73,12 @@ pub(crate) fn install_hook() {
                 LAST_PANIC.with(|p| *p.borrow_mut() = Some(captured));
             }
             if !in_coroutine {
-                previous(info);
+                match super::error::render(info.payload()) {
+                    // std's hook would print kase's typed payload as
+                    // `Box<dyn Any>`: print it in the same layout instead.
+                    Some(message) => print_like_std(info.location(), &message),
+                    None => previous(info),
+                }
             }
         }));
     });
@@ -95,14 +93,34 @@ pub(crate) fn take_last(payload: &(dyn Any + Send)) -> PanicInfo {
         Some(seen) if seen.message == message => seen,
         _ => PanicInfo {
             message,
-            location: None,
+            // An internal error knows where it was raised.
+            location: payload
+                .downcast_ref::<InternalError>()
+                .map(|e| e.location.to_string()),
         },
     }
 }
 
-/// Renders a panic payload the way std's hook does.
+/// What std's default hook prints for a panic (without the thread's OS id,
+/// which std does not expose), for a payload it cannot render.
+fn print_like_std(location: Option<&Location<'_>>, message: &str) {
+    let thread = std::thread::current();
+    let name = thread.name().unwrap_or("<unnamed>");
+    let at = location.map(ToString::to_string).unwrap_or_default();
+    let backtrace = std::backtrace::Backtrace::capture();
+    if backtrace.status() == BacktraceStatus::Captured {
+        eprintln!("\nthread '{name}' panicked at {at}:\n{message}\nstack backtrace:\n{backtrace}");
+    } else {
+        eprintln!("\nthread '{name}' panicked at {at}:\n{message}");
+    }
+}
+
+/// Renders a panic payload the way std's hook does, and kase's own errors
+/// as their text.
 pub fn payload_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&'static str>() {
+    if let Some(message) = super::error::render(payload) {
+        message
+    } else if let Some(s) = payload.downcast_ref::<&'static str>() {
         (*s).to_owned()
     } else if let Some(s) = payload.downcast_ref::<String>() {
         s.clone()

@@ -20,8 +20,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::exec::continuation::StackPool;
+use crate::exec::error::{internal_error, usage_error};
 use crate::exec::object::LiveStamps;
-use crate::exec::panic::INTERNAL;
 use crate::exec::thread::ThreadInterner;
 use crate::exec::watchdog::{Watch, Watchdog};
 use crate::exec::{
@@ -196,8 +196,8 @@ impl Scheduler for Guarded<'_> {
             return Err(Stop::Redundant);
         }
         if self.internal_error_at == Some(self.steps) {
-            panic!(
-                "{INTERNAL}: the test hook `Builder::__internal_error_at` fired at step {}",
+            internal_error!(
+                "the test hook `Builder::__internal_error_at` fired at step {}",
                 self.steps
             );
         }
@@ -229,10 +229,11 @@ pub(crate) struct Runner<'m> {
 
 impl<'m> Runner<'m> {
     pub(crate) fn new(config: &Config, model: &'m (dyn Fn() + Sync), trail: &'m Trail) -> Self {
-        assert!(
-            !exec::in_model(),
-            "kase: a model cannot be explored from inside another model (nested `explore`/`check`/`model`)"
-        );
+        if exec::in_model() {
+            usage_error!(
+                "a model cannot be explored from inside another model (nested `explore`/`check`/`model`)"
+            );
+        }
         let watch = config.watchdog.map(|_| Arc::new(Watch::default()));
         let watchdog = config
             .watchdog

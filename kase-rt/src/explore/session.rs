@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crate::exec::error::UsageError;
 use crate::report::events;
 use crate::report::persist::{self, Persist, TestId};
 use crate::report::progress::{Counts, Progress};
@@ -55,8 +56,8 @@ pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
     let trail = Trail::default();
     // A panic that gets here did not come from the model (model threads
     // catch their own): it is kase's, and becomes a report saying so. Only
-    // kase's deliberate messages to the user (`kase: …`, e.g. a stack it
-    // could not allocate) go on as they are.
+    // kase's deliberate messages to the user (a `UsageError`, e.g. a stack
+    // it could not allocate) go on, as their text (`kase: …`).
     let explored = crate::exec::panic::in_session(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut runner = Runner::new(config, model, &trail);
@@ -69,9 +70,8 @@ pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
     let mut report = match explored {
         Ok(report) => report,
         Err(payload) => {
-            let message = crate::exec::panic::payload_message(&*payload);
-            if message.starts_with("kase: ") {
-                std::panic::resume_unwind(payload);
+            if let Some(usage) = payload.downcast_ref::<UsageError>() {
+                std::panic::resume_unwind(Box::new(usage.to_string()));
             }
             let mut report = empty_report();
             report.executions = trail.executions();

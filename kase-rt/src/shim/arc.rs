@@ -16,6 +16,7 @@ use std::cell::Cell;
 use std::panic::Location;
 use std::sync::{Arc, Weak};
 
+use crate::exec::error::OrInternal;
 use crate::exec::{self, Alive};
 
 /// Holds the value of a wrapped constructor call until a `__kase_track`
@@ -30,9 +31,7 @@ impl<T> Wrap<T> {
     }
 
     fn take(&self) -> T {
-        self.0
-            .take()
-            .expect("kase internal error: a tracked value taken twice")
+        self.0.take().or_internal("a tracked value taken twice")
     }
 }
 

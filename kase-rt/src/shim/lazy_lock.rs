@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::cell::UnsafeCell;
 use super::once::Once;
+use crate::exec::error::usage_error;
 
 /// A value initialised on first access, a drop-in for
 /// [`std::sync::LazyLock`].
@@ -136,8 +137,8 @@ impl<T, F: FnOnce() -> T> LazyLock<T, F> {
     unsafe fn take_init(&self) -> F {
         let again = self.init_taken.swap(true, Ordering::Relaxed);
         if again && std::mem::needs_drop::<F>() {
-            panic!(
-                "kase: this LazyLock was initialised by an earlier execution, and its initialiser \
+            usage_error!(
+                "this LazyLock was initialised by an earlier execution, and its initialiser \
                  (`{}`) owns data, so it cannot run a second time. Create the LazyLock inside the \
                  model closure, or use an initialiser without drop glue (a function pointer).",
                 std::any::type_name::<F>()

@@ -34,6 +34,7 @@ pub use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError, 
 use super::condvar::Condvar;
 use super::mutex::{Mutex, MutexGuard};
 use crate::exec;
+use crate::exec::error::OrInternal;
 
 /// What the senders and the receiver share.
 struct Shared<T> {
@@ -143,7 +144,7 @@ impl<T> Shared<T> {
                 let t = state
                     .queue
                     .pop_front()
-                    .expect("kase internal error: the message handed over");
+                    .or_internal("the message handed over");
                 return Err(SendError(t));
             }
             state = self.sender_wait(state);

@@ -20,6 +20,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe, Location};
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::Arc;
 
+use crate::exec::error::OrInternal;
 use crate::exec::{self, ThreadIdx};
 
 use super::thread::{self, is_finished_model, join_model, Result, Slot, Thread};
@@ -207,7 +208,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     {
         match &self.inner {
             ScopeInner::Std(_) => {
-                let std_scope = self.std_scope().expect("kase internal error: a std scope");
+                let std_scope = self.std_scope().or_internal("a std scope");
                 let mut builder = std::thread::Builder::new();
                 if let Some(name) = name {
                     builder = builder.name(name);

@@ -12,6 +12,7 @@ use std::cell::{Cell, RefCell};
 use std::error::Error;
 use std::fmt;
 
+use crate::exec::error::{usage_error, OrInternal};
 use crate::exec::local::{self, Lookup};
 use crate::exec::{self};
 
@@ -171,8 +172,8 @@ impl<T: 'static> LocalKey<T> {
         let ptr = match local::with_current(|l| l.lookup(key)) {
             Lookup::Alive(ptr) => ptr,
             Lookup::Destroyed => return Err(AccessError { _private: () }),
-            Lookup::Initializing => panic!(
-                "kase: a thread_local! value was accessed by its own initialiser \
+            Lookup::Initializing => usage_error!(
+                "a thread_local! value was accessed by its own initialiser \
                  (recursive initialisation)"
             ),
             Lookup::Absent => {
@@ -202,7 +203,7 @@ impl<T: 'static> LocalKey<T> {
         // or stored, and nothing ran in between).
         let value = unsafe { &*ptr }
             .downcast_ref::<T>()
-            .expect("kase internal error: thread-local of another type");
+            .or_internal("thread-local of another type");
         Ok(value as *const T)
     }
 
@@ -214,7 +215,7 @@ impl<T: 'static> LocalKey<T> {
         match local::with_current(|l| l.lookup(key)) {
             Lookup::Absent => {
                 self.model_value(Some(value))
-                    .expect("kase internal error: an absent value is not destroyed");
+                    .or_internal("an absent value is not destroyed");
             }
             _ => match self.model_value(None) {
                 // SAFETY: as in `try_with`.

@@ -2,6 +2,7 @@
 //! a lock and run as one step while they only access memory; every access is
 //! checked against rule R and D1 (see the module above).
 
+use super::super::error::OrInternal;
 use std::panic::Location;
 
 use super::super::action::{Action, ObjectIdx, ObjectKind, OpKind};
@@ -216,7 +217,7 @@ impl Execution {
         let hold = |lock, shared| Hold { lock, shared };
         match (action.kind, action.object) {
             (OpKind::PeekLock | OpKind::PeekReadLock, Some(mutex)) => {
-                let section = section.expect("kase internal error: a PeekLock without its section");
+                let section = section.or_internal("a PeekLock without its section");
                 let shared = action.kind == OpKind::PeekReadLock;
                 let thread = self.thread_mut(t);
                 thread.pure = Some(PurePart {

@@ -4,6 +4,7 @@
 use super::fast_hash::{Map, Set};
 
 use crate::exec::dependence::LastAccesses;
+use crate::exec::error::OrInternal;
 use crate::exec::gate::Gate;
 use crate::exec::{ObjectKind, OpKind, ThreadIdx};
 
@@ -139,7 +140,7 @@ impl Unfolding {
     pub(crate) fn get(&self, e: EventId) -> &Event {
         self.events[e as usize]
             .as_ref()
-            .expect("kase internal error: a pruned event was used")
+            .or_internal("a pruned event was used")
     }
 
     /// Number of events held.

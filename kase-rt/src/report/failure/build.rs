@@ -1,0 +1,251 @@
+//! A [`Failure`] built from what stopped an execution (an
+//! [`exec::Fault`](crate::exec::Fault)) or from a panic of kase itself.
+
+use super::names::location;
+use super::types::Step;
+use super::{Failure, FailureKind, Names};
+use crate::exec::error::{is_internal, UsageError};
+use crate::exec::{Event, Fault, OpKind};
+use crate::report::Schedule;
+
+/// The frames of `backtrace` in user code, innermost first: kase's own,
+/// std's and the coroutine library's frames are left out.
+fn user_frames(backtrace: &backtrace::Backtrace) -> Vec<String> {
+    const NOT_USER: &[&str] = &[
+        "kase_rt::",
+        "<kase_rt::",
+        "std::",
+        "<std::",
+        "core::",
+        "<core::",
+        "alloc::",
+        "<alloc::",
+        "corosensei::",
+        "<corosensei::",
+        "backtrace::",
+        "<backtrace::",
+        "__rust",
+        "rust_",
+    ];
+    let mut resolved = backtrace.clone();
+    resolved.resolve();
+    let mut frames = Vec::new();
+    for symbol in resolved.frames().iter().flat_map(|f| f.symbols()) {
+        let Some(name) = symbol.name().map(|n| format!("{n:#}")) else {
+            continue;
+        };
+        if NOT_USER.iter().any(|p| name.starts_with(p)) {
+            continue;
+        }
+        let at = match (symbol.filename(), symbol.lineno()) {
+            (Some(file), Some(line)) => format!(" ({}:{line})", file.display()),
+            _ => String::new(),
+        };
+        frames.push(format!("{name}{at}"));
+        if frames.len() == 8 {
+            break;
+        }
+    }
+    frames
+}
+
+impl Failure {
+    pub(crate) fn new(
+        fault: Fault,
+        events: &[Event],
+        schedule: Schedule,
+        names: &Names<'_>,
+    ) -> Self {
+        let steps = events
+            .iter()
+            .filter(|e| e.action.kind != OpKind::Exit)
+            .map(|e| Step {
+                thread: names.thread(e.action.thread),
+                operation: names.operation(&e.action, e.value),
+                location: location(e.location),
+                frames: e.backtrace.as_deref().map(user_frames).unwrap_or_default(),
+            })
+            .collect();
+        let mut panic_location = None;
+        let (kind, headline, details, message, payload) = match fault {
+            Fault::Panic { thread, info, payload } if is_internal(&*payload) => {
+                // kase's own code panicked while it ran for a model thread
+                // (inside a shim): not the model's failure.
+                let at = info.location.as_ref().map(|l| format!(" at {l}")).unwrap_or_default();
+                let headline = format!("kase failed while running {}{at}:", names.thread(thread));
+                let details = internal_details(&info.message);
+                (FailureKind::Internal, headline, details, Some(info.message), None)
+            }
+            Fault::Panic { thread, info, payload } => {
+                // kase's message to the user (e.g. a `LazyLock` initialised
+                // twice) is re-raised by `check` as its text, as a `panic!`
+                // of it would be, for `#[should_panic(expected = …)]`.
+                let payload = match payload.downcast::<UsageError>() {
+                    Ok(usage) => Box::new(usage.to_string()),
+                    Err(payload) => payload,
+                };
+                let at = info.location.as_ref().map(|l| format!(" at {l}")).unwrap_or_default();
+                panic_location = info.location;
+                let headline = format!("{} panicked{at}:", names.thread(thread));
+                (FailureKind::Panic, headline, vec![info.message.clone()], Some(info.message), Some(payload))
+            }
+            Fault::Deadlock { blocked } => {
+                let details = blocked
+                    .iter()
+                    .map(|(action, at)| {
+                        let op = names.operation(action, None);
+                        format!("{} is blocked: waits to {op} at {}", names.thread(action.thread), location(at))
+                    })
+                    .collect();
+                (FailureKind::Deadlock, "no thread can run, but not all have finished:".into(), details, None, None)
+            }
+            Fault::Livelock { steps } => (
+                FailureKind::Livelock,
+                format!("an execution exceeded {steps} visible operations"),
+                vec![
+                    "a thread may be spinning forever; if the model is just long, raise the bound with \
+                     `Builder::max_steps` or KASE_MAX_STEPS"
+                        .into(),
+                ],
+                None,
+                None,
+            ),
+            Fault::DataRace { earlier, later } => {
+                let access = |a: &crate::exec::CellAccess| {
+                    let op = if a.write { "writes" } else { "reads" };
+                    format!("{} {op} the cell at {}", names.thread(a.thread), location(a.location))
+                };
+                (
+                    FailureKind::DataRace,
+                    "data race: two accesses to one cell, at least one a write, not ordered by happens-before:"
+                        .into(),
+                    vec![
+                        access(&earlier),
+                        access(&later),
+                        "order them with a lock, a Release store read by an Acquire load, or a join".into(),
+                    ],
+                    None,
+                    None,
+                )
+            }
+            Fault::Leak { running } => {
+                let mut details: Vec<String> = running
+                    .iter()
+                    .map(|(t, at)| match at {
+                        Some(at) => format!("{} (spawned at {}) is still running", names.thread(*t), location(at)),
+                        None => format!("{} is still running", names.thread(*t)),
+                    })
+                    .collect();
+                details.push("join every thread before the model closure returns (or use thread::scope)".into());
+                (
+                    FailureKind::Leak,
+                    "the model closure returned while threads it spawned were still running:".into(),
+                    details,
+                    None,
+                    None,
+                )
+            }
+            Fault::LeakedArcs { arcs } => {
+                let mut details: Vec<String> = arcs
+                    .iter()
+                    .map(|(t, at)| format!("the Arc {} created at {} was never freed", names.thread(*t), location(at)))
+                    .collect();
+                details.push(
+                    "a reference cycle keeps it alive (make one direction a `Weak`), or it was forgotten \
+                     (`mem::forget`, `Box::leak`) or stored in a `static` that outlives the model"
+                        .into(),
+                );
+                (
+                    FailureKind::Leak,
+                    "every thread finished, but Arcs created in the model are still alive:".into(),
+                    details,
+                    None,
+                    None,
+                )
+            }
+            Fault::Divergence { message } => (
+                FailureKind::Nondeterminism,
+                "the model did not follow the schedule it was given:".into(),
+                vec![message],
+                None,
+                None,
+            ),
+            // An exploration explores again without peeking instead; only a
+            // replay of a `kase1p:` schedule or the search for a simpler
+            // failure can end here.
+            Fault::PeekingUnsound { reason } => (
+                FailureKind::DataRace,
+                "a possible data race (found with critical-section peeking; replay without peeking to \
+                 confirm it):"
+                    .into(),
+                vec![reason],
+                None,
+                None,
+            ),
+        };
+        Failure {
+            kind,
+            headline,
+            details,
+            steps,
+            schedule,
+            message,
+            panic_location,
+            payload,
+            preempted: None,
+            first_found: None,
+            notes: Vec::new(),
+            origin: None,
+            saved: None,
+            replay_command: None,
+        }
+    }
+
+    /// A panic of kase's own code (an internal invariant failed) during the
+    /// execution whose choices so far are `schedule`, after `executions`
+    /// executions: a report that says it is a bug in kase.
+    pub(crate) fn internal(
+        message: String,
+        location: Option<String>,
+        schedule: Schedule,
+        executions: u64,
+    ) -> Self {
+        let at = location.map(|l| format!(" at {l}")).unwrap_or_default();
+        let mut details = internal_details(&message);
+        details.push(format!(
+            "it happened in execution {} of this exploration, after the choices in the schedule below \
+             (the interleaving was lost with the execution)",
+            executions.max(1)
+        ));
+        Failure {
+            kind: FailureKind::Internal,
+            headline: format!("kase failed while exploring{at}:"),
+            details,
+            steps: Vec::new(),
+            schedule,
+            message: Some(message),
+            panic_location: None,
+            payload: None,
+            preempted: None,
+            first_found: None,
+            notes: Vec::new(),
+            origin: None,
+            saved: None,
+            replay_command: None,
+        }
+    }
+}
+
+/// What an internal error's report says besides where it happened.
+fn internal_details(message: &str) -> Vec<String> {
+    vec![
+        message.to_owned(),
+        format!(
+            "This is a bug in kase, not in the code under test. Please report it at {}/issues with \
+             this whole report (the schedule replays the execution up to the failure), the kase \
+             version ({}) and, if you can, the test.",
+            env!("CARGO_PKG_REPOSITORY"),
+            env!("CARGO_PKG_VERSION")
+        ),
+    ]
+}

@@ -1,0 +1,17 @@
+//! A failing execution, rendered for a person: what went wrong, the
+//! interleaving step by step, and the schedule that replays it.
+//!
+//! `types` holds the [`Failure`] value and its accessors, `build` makes one
+//! from an execution's fault, `names` names threads and operations, and
+//! `render` writes the report.
+
+mod build;
+mod kind;
+mod names;
+mod render;
+mod types;
+
+pub use kind::FailureKind;
+pub(crate) use names::{location, Names, Renumbering};
+pub use types::Failure;
+pub(crate) use types::{FirstFound, Saved};
