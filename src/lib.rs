@@ -148,9 +148,9 @@ pub mod guide;
 
 #[cfg(feature = "model")]
 pub use kase_macros::{instrument, test};
-/// Declares thread-local values, per *model* thread in a model; see
-/// [`kase_rt::thread_local!`] (std's [`thread_local!`](std::thread_local)
-/// outside a model run).
+/// Declares thread-local values, one per *model* thread in a model (std's
+/// [`thread_local!`](std::thread_local) outside a model run); see
+/// [writing models](guide::writing_models#threads).
 #[cfg(feature = "model")]
 pub use kase_rt::thread_local;
 #[cfg(feature = "model")]
