@@ -1,4 +1,5 @@
-//! Procedural macros of [kase](https://docs.rs/kase): `#[kase::test]` and
+//! Procedural macros of kase (the `kase` crate of its repository, not the
+//! unrelated crates.io package of that name): `#[kase::test]` and
 //! `#[kase::instrument]`. Use them through the `kase` crate, which documents
 //! them in full.
 

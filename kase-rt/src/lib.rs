@@ -1,4 +1,5 @@
-//! The runtime of [kase](https://docs.rs/kase): instrumented drop-in
+//! The runtime of kase (the `kase` crate of its repository, not the
+//! unrelated crates.io package of that name): instrumented drop-in
 //! replacements for std's synchronisation primitives, a cooperative scheduler
 //! that runs one model thread at a time, and the explorers that run a model
 //! once per behaviour.
