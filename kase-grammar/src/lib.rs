@@ -10,7 +10,8 @@
 //! | failure kind | [`FailureKindName`]: `panic`, `deadlock`, `data race`, `livelock`, `leak`, `nondeterminism` | `expect = "..."` |
 //! | schedule | [`schedule`]: `kase1:` (or `kase1p:`, recorded with peeking) and thread numbers separated by `.`: `kase1:1.0.0` | `KASE_REPLAY`, `replay = "..."`, `Builder::replay` |
 //!
-//! Surrounding whitespace is ignored everywhere. The crate has no
+//! Surrounding whitespace is ignored in durations and schedules (failure
+//! kinds are matched exactly). The crate has no
 //! dependencies (the proc-macro crate builds it too) and is an
 //! implementation detail of kase: use `kase` itself.
 
