@@ -9,6 +9,8 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta, Token};
 
+use kase_grammar::{FailureKindName, DURATION_EXPECTED, FAILURE_KINDS_EXPECTED};
+
 /// The keys `#[kase::test]` accepts, in the order the error message lists them.
 pub(crate) const TEST_KEYS: &[&str] = &[
     "strategy",
@@ -27,48 +29,12 @@ pub(crate) const TEST_KEYS: &[&str] = &[
 /// The keys `#[kase::instrument]` accepts.
 pub(crate) const INSTRUMENT_KEYS: &[&str] = &["crate"];
 
-/// A failure kind `expect = "..."` can name, as the variant of
-/// `kase::FailureKind` it checks for.
-#[derive(Clone, Copy)]
-pub(crate) enum Expect {
-    Panic,
-    Deadlock,
-    Livelock,
-    Nondeterminism,
-    DataRace,
-    Leak,
-}
-
-impl Expect {
-    pub(crate) fn variant(self) -> &'static str {
-        match self {
-            Expect::Panic => "Panic",
-            Expect::Deadlock => "Deadlock",
-            Expect::Livelock => "Livelock",
-            Expect::Nondeterminism => "Nondeterminism",
-            Expect::DataRace => "DataRace",
-            Expect::Leak => "Leak",
-        }
-    }
-
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Expect::Panic => "panic",
-            Expect::Deadlock => "deadlock",
-            Expect::Livelock => "livelock",
-            Expect::Nondeterminism => "nondeterminism",
-            Expect::DataRace => "data race",
-            Expect::Leak => "leak",
-        }
-    }
-}
-
 /// Parsed arguments. `setters` are the `Builder` calls to make, in source
 /// order, already spanned at their keys; `crate_path` is where kase lives.
 pub(crate) struct Args {
     pub(crate) crate_path: syn::Path,
     setters: Vec<(Span, Setter)>,
-    pub(crate) expect: Option<(Span, Expect)>,
+    pub(crate) expect: Option<(Span, FailureKindName)>,
     /// `persist = bool`, if given.
     pub(crate) persist: Option<(Span, bool)>,
 }
@@ -293,50 +259,44 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
             Setter::StackSize(n)
         }
         "max_duration" => {
-            let s = string(value, "a duration such as \"30s\", \"500ms\" or \"2m\"")?;
-            let (secs, nanos) = parse_duration(&s.value()).map_err(|why| {
+            let s = string(
+                value,
+                "a duration such as \"30s\", \"500ms\", \"1.5s\" or \"2m\"",
+            )?;
+            let d = kase_grammar::duration(&s.value()).map_err(|why| {
                 syn::Error::new(
                     s.span(),
                     format!(
-                        "invalid duration \"{}\": {why}; expected an integer and a unit \
-                         (ns, us, ms, s, m, h), such as \"30s\", \"500ms\" or \"2m\"",
+                        "invalid duration \"{}\": {why}; expected {DURATION_EXPECTED}",
                         s.value()
                     ),
                 )
             })?;
-            Setter::MaxDuration { secs, nanos }
+            Setter::MaxDuration {
+                secs: d.as_secs(),
+                nanos: d.subsec_nanos(),
+            }
         }
         "replay" => {
             let s = string(
                 value,
                 "a schedule string from a kase report (\"kase1 ...\")",
             )?;
-            if s.value().trim().is_empty() {
-                return Err(syn::Error::new(s.span(), "the schedule is empty"));
-            }
-            if let Err(why) = check_schedule(&s.value()) {
+            if let Err(why) = kase_grammar::schedule(&s.value()) {
                 return Err(syn::Error::new(s.span(), why));
             }
             Setter::Replay(s)
         }
         "expect" => {
             let s = string(value, "a failure kind such as \"panic\" or \"deadlock\"")?;
-            let expect = match s.value().as_str() {
-                "panic" => Expect::Panic,
-                "deadlock" => Expect::Deadlock,
-                "livelock" => Expect::Livelock,
-                "nondeterminism" => Expect::Nondeterminism,
-                "data race" => Expect::DataRace,
-                "leak" => Expect::Leak,
-                other => {
-                    return Err(syn::Error::new(
-                        s.span(),
-                        format!(
-                            "unknown failure kind \"{other}\"; expected \"panic\", \"deadlock\", \
-                             \"data race\", \"livelock\", \"leak\" or \"nondeterminism\""
-                        ),
-                    ))
-                }
+            let Some(expect) = FailureKindName::parse(&s.value()) else {
+                return Err(syn::Error::new(
+                    s.span(),
+                    format!(
+                        "unknown failure kind \"{}\"; expected {FAILURE_KINDS_EXPECTED}",
+                        s.value()
+                    ),
+                ));
             };
             args.expect = Some((key_span, expect));
             return Ok(());
@@ -355,38 +315,6 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
         _ => unreachable!("checked against the list of keys"),
     };
     args.setters.push((key_span, setter));
-    Ok(())
-}
-
-/// The shape of a `kase1:` schedule, checked at expansion so that a typo is
-/// a compile error (the runtime parses it again and explains in more detail).
-fn check_schedule(text: &str) -> Result<(), String> {
-    let text = text.trim();
-    // `kase1p:` was recorded with critical-section peeking.
-    let Some(body) = text
-        .strip_prefix("kase1:")
-        .or_else(|| text.strip_prefix("kase1p:"))
-    else {
-        return Err(format!(
-            "not a kase schedule: {text:?} does not start with \"kase1:\" or \"kase1p:\"; copy \
-             the whole `kase1:…` string from the failure report"
-        ));
-    };
-    if body.is_empty() {
-        return Ok(());
-    }
-    for (i, part) in body.split('.').enumerate() {
-        if part.is_empty()
-            || !part.chars().all(|c| c.is_ascii_digit())
-            || part.parse::<u32>().is_err()
-        {
-            return Err(format!(
-                "bad schedule: choice {} is {part:?}; expected thread numbers separated by `.`, \
-                 e.g. \"kase1:1.0.0\"",
-                i + 1
-            ));
-        }
-    }
     Ok(())
 }
 
@@ -441,64 +369,42 @@ fn int(value: &Expr, ty: &str) -> syn::Result<u64> {
     }
 }
 
-/// `"30s"` → (30, 0); `"500ms"` → (0, 500_000_000). Units: ns, us, ms, s,
-/// m, h; the number is a non-negative integer (underscores allowed).
-pub(crate) fn parse_duration(text: &str) -> Result<(u64, u32), &'static str> {
-    let text = text.trim();
-    if text.contains('.') {
-        return Err("fractions are not supported (write \"1500ms\" for 1.5s)");
-    }
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '_'))
-        .ok_or("missing unit")?;
-    let (digits, unit) = text.split_at(split);
-    let digits: String = digits.chars().filter(|&c| c != '_').collect();
-    if digits.is_empty() {
-        return Err("missing number");
-    }
-    let n: u64 = digits.parse().map_err(|_| "number too large")?;
-    let (secs, nanos) = match unit.trim() {
-        "ns" => (n / 1_000_000_000, n % 1_000_000_000),
-        "us" | "µs" => (n / 1_000_000, n % 1_000_000 * 1_000),
-        "ms" => (n / 1_000, n % 1_000 * 1_000_000),
-        "s" => (n, 0),
-        "m" => (n.checked_mul(60).ok_or("too large")?, 0),
-        "h" => (n.checked_mul(3600).ok_or("too large")?, 0),
-        _ => return Err("unknown unit"),
-    };
-    Ok((secs, u32::try_from(nanos).expect("below one second")))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
     use proc_macro2::TokenStream;
 
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("30s"), Ok((30, 0)));
-        assert_eq!(parse_duration("500ms"), Ok((0, 500_000_000)));
-        assert_eq!(parse_duration("1500ms"), Ok((1, 500_000_000)));
-        assert_eq!(parse_duration("2m"), Ok((120, 0)));
-        assert_eq!(parse_duration("1h"), Ok((3600, 0)));
-        assert_eq!(parse_duration("7us"), Ok((0, 7_000)));
-        assert_eq!(parse_duration("1_000ns"), Ok((0, 1_000)));
-        assert!(parse_duration("30").is_err());
-        assert!(parse_duration("s").is_err());
-        assert!(parse_duration("1.5s").is_err());
-        assert!(parse_duration("30 sec").is_err());
-        assert!(parse_duration("").is_err());
+    fn builder_of(args: &str) -> Result<String, String> {
+        let tokens: TokenStream = args.parse().unwrap();
+        match super::parse(tokens, super::TEST_KEYS, "kase::test") {
+            (args, None) => Ok(args.builder().to_string().replace(' ', "")),
+            (_, Some(e)) => Err(e.to_string()),
+        }
     }
 
     #[test]
-    fn schedules_are_checked() {
-        assert!(super::check_schedule("kase1:1.0.0").is_ok());
-        assert!(super::check_schedule("kase1:").is_ok());
-        assert!(super::check_schedule("kase1p:0.1").is_ok());
-        assert!(super::check_schedule("1.0.0").is_err());
-        assert!(super::check_schedule("kase1:1..0").is_err());
-        assert!(super::check_schedule("kase1:1.0.").is_err());
-        assert!(super::check_schedule("kase1:1.x").is_err());
+    fn durations_use_the_shared_grammar() {
+        for (text, call) in [
+            ("30s", "Duration::new(30u64,0u32)"),
+            ("1.5s", "Duration::new(1u64,500000000u32)"),
+            ("2min", "Duration::new(120u64,0u32)"),
+            ("30", "Duration::new(30u64,0u32)"),
+            ("7us", "Duration::new(0u64,7000u32)"),
+        ] {
+            let builder = builder_of(&format!("max_duration = {text:?}")).unwrap();
+            assert!(builder.ends_with(&format!("{call})")), "{text}: {builder}");
+        }
+        let e = builder_of("max_duration = \"30 sec\"").unwrap_err();
+        assert!(e.contains("unknown unit"), "{e}");
+    }
+
+    #[test]
+    fn schedules_and_failure_kinds_use_the_shared_grammar() {
+        assert!(builder_of("replay = \"kase1p:0.1\"").is_ok());
+        let e = builder_of("replay = \"kase1:1..0\"").unwrap_err();
+        assert!(e.contains("choice 2 is empty"), "{e}");
+        assert!(builder_of("expect = \"data race\"").is_ok());
+        let e = builder_of("expect = \"datarace\"").unwrap_err();
+        assert!(e.contains("unknown failure kind"), "{e}");
     }
 
     #[test]

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::explore::{self, Alternatives, Config, Strategy};
-use crate::report::persist::{parse_persist, Persist, TestId};
-use crate::report::progress::parse_progress;
-use crate::report::{Report, Schedule};
+use crate::explore::{self, Alternatives, Strategy};
+use crate::report::persist::{Persist, TestId};
+use crate::report::Report;
+use crate::settings::Settings;
 
 /// Configures and runs an exploration.
 ///
@@ -30,21 +30,8 @@ use crate::report::{Report, Schedule};
 /// ```
 #[derive(Clone, Debug)]
 pub struct Builder {
-    pub(crate) config: Config,
+    pub(crate) settings: Settings,
 }
-
-/// Default bound on visible operations per execution.
-pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
-/// Default stack size of a model thread: 2 MiB, like std's spawned threads.
-pub const DEFAULT_STACK_SIZE: usize = 2 << 20;
-/// Default time without progress after which the watchdog ends the process.
-pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
-/// Default number of executions the search for a simpler failing
-/// interleaving may run after a failure (see [`Builder::minimize`]).
-pub const DEFAULT_MINIMIZE: u64 = 1_000;
-/// Whether critical-section peeking is on by default (see
-/// [`Builder::peeking`]).
-pub const DEFAULT_PEEKING: bool = true;
 
 impl Default for Builder {
     fn default() -> Self {
@@ -53,118 +40,35 @@ impl Default for Builder {
 }
 
 impl Builder {
-    /// Defaults, then `KASE_MAX_EXECUTIONS`, `KASE_MAX_DURATION`,
-    /// `KASE_MAX_STEPS`, `KASE_STACK_SIZE`, `KASE_STRATEGY`,
-    /// `KASE_ALTERNATIVES`, `KASE_PERSIST`, `KASE_REGRESSIONS_DIR`,
-    /// `KASE_MINIMIZE`, `KASE_PROGRESS` and `KASE_REPLAY` from the
-    /// environment.
+    /// The defaults, then the `KASE_*` environment variables that are set
+    /// (the values have the same grammar as in `#[kase::test(...)]`):
+    ///
+    /// | variable | value | as |
+    /// |---|---|---|
+    /// | `KASE_MAX_EXECUTIONS` | a number | [`max_executions`](Self::max_executions) |
+    /// | `KASE_MAX_DURATION` | a duration: `30s`, `500ms`, `1.5s`, `2m`, `2min`, `1h`, `30` (seconds); units ns, us, ms, s, m/min, h | [`max_duration`](Self::max_duration) |
+    /// | `KASE_MAX_STEPS` | a number | [`max_steps`](Self::max_steps) |
+    /// | `KASE_STACK_SIZE` | a number of bytes | [`stack_size`](Self::stack_size) |
+    /// | `KASE_STRATEGY` | `por` \| `exhaustive` | [`strategy`](Self::strategy) |
+    /// | `KASE_ALTERNATIVES` | `optimal` \| k ≥ 1 | [`alternatives`](Self::alternatives) |
+    /// | `KASE_PERSIST` | `file` \| `print` \| `off` | [`persist`](Self::persist) |
+    /// | `KASE_REGRESSIONS_DIR` | a directory | [`regressions_dir`](Self::regressions_dir) |
+    /// | `KASE_MINIMIZE` | a number \| `off` | [`minimize`](Self::minimize) |
+    /// | `KASE_PROGRESS` | `1` \| `0` | [`progress`](Self::progress) |
+    /// | `KASE_CHECK_DETERMINISM` | `1` \| `0` | [`check_determinism`](Self::check_determinism) |
+    /// | `KASE_WATCHDOG` | seconds, `0` for off | [`watchdog`](Self::watchdog) |
+    /// | `KASE_PEEKING` | `1` \| `0` | [`peeking`](Self::peeking) |
+    /// | `KASE_BACKTRACE` | `1` (anything but empty or `0`) | [`backtraces`](Self::backtraces) |
+    /// | `KASE_REPLAY` | a schedule, `kase1:1.0.0` | [`replay`](Self::replay) |
     ///
     /// # Panics
     ///
     /// If one of those variables is set to something that does not parse; the
     /// message names the variable and the expected form.
     pub fn new() -> Self {
-        let mut config = Config {
-            strategy: Strategy::default(),
-            alternatives: Alternatives::default(),
-            max_executions: None,
-            max_duration: None,
-            max_steps: DEFAULT_MAX_STEPS,
-            spurious_wakeups: false,
-            stack_size: DEFAULT_STACK_SIZE,
-            replay: None,
-            test: None,
-            crate_dir: None,
-            regressions_dir: None,
-            persist: Persist::default(),
-            minimize: DEFAULT_MINIMIZE,
-            progress: None,
-            check_determinism: false,
-            watchdog: Some(DEFAULT_WATCHDOG),
-            backtraces: false,
-            peeking: DEFAULT_PEEKING,
-            internal_error_at: None,
-        };
-        if let Some(n) = env(
-            "KASE_MAX_EXECUTIONS",
-            "a number of executions, e.g. 10000",
-            |v| v.parse().ok(),
-        ) {
-            config.max_executions = Some(n);
+        Builder {
+            settings: Settings::from_env(),
         }
-        if let Some(d) = env(
-            "KASE_MAX_DURATION",
-            "a duration such as 30s, 500ms or 2m",
-            parse_duration,
-        ) {
-            config.max_duration = Some(d);
-        }
-        if let Some(n) = env("KASE_MAX_STEPS", "a number of steps, e.g. 100000", |v| {
-            v.parse().ok()
-        }) {
-            config.max_steps = n;
-        }
-        if let Some(n) = env("KASE_STACK_SIZE", "a number of bytes, e.g. 2097152", |v| {
-            v.parse().ok()
-        }) {
-            config.stack_size = n;
-        }
-        if let Some(s) = env("KASE_STRATEGY", "`por` or `exhaustive`", parse_strategy) {
-            config.strategy = s;
-        }
-        if let Some(a) = env(
-            "KASE_ALTERNATIVES",
-            "`optimal` or a number k for k-partial",
-            parse_alternatives,
-        ) {
-            config.alternatives = a;
-        }
-        if let Some(p) = env("KASE_PERSIST", "`file`, `print` or `off`", parse_persist) {
-            config.persist = p;
-        }
-        if let Some(dir) = std::env::var_os("KASE_REGRESSIONS_DIR").filter(|d| !d.is_empty()) {
-            config.regressions_dir = Some(PathBuf::from(dir));
-        }
-        if let Some(n) = env(
-            "KASE_MINIMIZE",
-            "a number of executions, e.g. 1000, or `off`",
-            parse_minimize,
-        ) {
-            config.minimize = n;
-        }
-        if let Some(p) = env(
-            "KASE_PROGRESS",
-            "`1` (always) or `0` (never)",
-            parse_progress,
-        ) {
-            config.progress = Some(p);
-        }
-        if let Some(p) = env(
-            "KASE_CHECK_DETERMINISM",
-            "`1` (on) or `0` (off)",
-            parse_progress,
-        ) {
-            config.check_determinism = p;
-        }
-        if let Some(secs) = env(
-            "KASE_WATCHDOG",
-            "a number of seconds, e.g. 30 (0: off)",
-            |v| v.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0),
-        ) {
-            config.watchdog = (secs > 0.0).then(|| Duration::from_secs_f64(secs));
-        }
-        if let Some(p) = env("KASE_PEEKING", "`1` (on) or `0` (off)", parse_progress) {
-            config.peeking = p;
-        }
-        config.backtraces =
-            std::env::var_os("KASE_BACKTRACE").is_some_and(|v| !v.is_empty() && v != "0");
-        if let Ok(value) = std::env::var("KASE_REPLAY") {
-            match value.parse::<Schedule>() {
-                Ok(s) => config.replay = Some(s),
-                Err(e) => panic!("kase: KASE_REPLAY: {e}"),
-            }
-        }
-        Builder { config }
     }
 
     /// Critical-section peeking: two critical sections of one `Mutex`
@@ -204,26 +108,26 @@ impl Builder {
     /// assert_eq!(Builder::new().peeking(false).explore(model).executions(), 2);
     /// ```
     pub fn peeking(mut self, on: bool) -> Self {
-        self.config.peeking = on;
+        self.settings.peeking = on;
         self
     }
 
     /// The exploration algorithm (default [`Strategy::Por`]).
     pub fn strategy(mut self, strategy: Strategy) -> Self {
-        self.config.strategy = strategy;
+        self.settings.strategy = strategy;
         self
     }
 
     /// How the partial-order explorer computes alternatives (default
     /// [`Alternatives::Optimal`]).
     pub fn alternatives(mut self, alternatives: Alternatives) -> Self {
-        self.config.alternatives = alternatives;
+        self.settings.alternatives = alternatives;
         self
     }
 
     /// Stop after `n` executions; the report is then incomplete.
     pub fn max_executions(mut self, n: u64) -> Self {
-        self.config.max_executions = Some(n);
+        self.settings.max_executions = Some(n);
         self
     }
 
@@ -231,14 +135,14 @@ impl Builder {
     /// then is abandoned (the clock is read every 64 steps, so even one long
     /// execution stops within moments); the report is then incomplete.
     pub fn max_duration(mut self, duration: Duration) -> Self {
-        self.config.max_duration = Some(duration);
+        self.settings.max_duration = Some(duration);
         self
     }
 
     /// Bound on visible operations in one execution; exceeding it is a
     /// livelock failure (default 1 000 000).
     pub fn max_steps(mut self, n: u64) -> Self {
-        self.config.max_steps = n;
+        self.settings.max_steps = n;
         self
     }
 
@@ -247,17 +151,17 @@ impl Builder {
     /// the extra wakeups multiply executions). Timed waits always explore
     /// both timing out and being notified.
     pub fn spurious_wakeups(mut self, on: bool) -> Self {
-        self.config.spurious_wakeups = on;
+        self.settings.spurious_wakeups = on;
         self
     }
 
     /// Stack size of each model thread in bytes (default
-    /// [`DEFAULT_STACK_SIZE`], 2 MiB as std; `KASE_STACK_SIZE`). Model
+    /// [`DEFAULT_STACK_SIZE`](crate::DEFAULT_STACK_SIZE), 2 MiB as std; `KASE_STACK_SIZE`). Model
     /// threads run on stacks kase allocates, not on the test's: on Linux a
     /// model thread that overflows its stack makes kase print which one, the
     /// size, and this knob, then abort (elsewhere it is a plain crash).
     pub fn stack_size(mut self, bytes: usize) -> Self {
-        self.config.stack_size = bytes;
+        self.settings.stack_size = bytes;
         self
     }
 
@@ -269,7 +173,7 @@ impl Builder {
     /// If `schedule` is not a schedule string; the message says what is wrong.
     pub fn replay(mut self, schedule: &str) -> Self {
         match schedule.parse() {
-            Ok(s) => self.config.replay = Some(s),
+            Ok(s) => self.settings.replay = Some(s),
             Err(e) => panic!("kase: Builder::replay: {e}"),
         }
         self
@@ -294,10 +198,10 @@ impl Builder {
     /// assert!(report.failure().is_none());
     /// ```
     pub fn name(mut self, name: impl Into<String>) -> Self {
-        let package = self.config.test.take().and_then(|t| t.package);
+        let package = self.settings.test.take().and_then(|t| t.package);
         let mut test = TestId::from_full_name(&name.into());
         test.package = package;
-        self.config.test = Some(test);
+        self.settings.test = Some(test);
         self
     }
 
@@ -306,26 +210,26 @@ impl Builder {
     /// first and append new failures, only print the line to add, or
     /// neither. Without a [`name`](Self::name) there is no regression file.
     pub fn persist(mut self, persist: Persist) -> Self {
-        self.config.persist = persist;
+        self.settings.persist = persist;
         self
     }
 
     /// The directory of regression files (overrides `KASE_REGRESSIONS_DIR`
     /// and the default `<crate>/kase-regressions`).
     pub fn regressions_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.config.regressions_dir = Some(dir.into());
+        self.settings.regressions_dir = Some(dir.into());
         self
     }
 
     /// After a failure, run at most `executions` more executions looking for
     /// an interleaving with the same failure and fewer preemptions, and
-    /// report the simplest one found (default [`DEFAULT_MINIMIZE`], or
+    /// report the simplest one found (default [`DEFAULT_MINIMIZE`](crate::DEFAULT_MINIMIZE), or
     /// `KASE_MINIMIZE`; 0 or `off` turns the search off). The search also
     /// stops after 2 seconds (or `max_duration`, if shorter), and runs at
     /// most 100 more executions than the exploration needed to find the
     /// failure, so that a failure found at once costs little more.
     pub fn minimize(mut self, executions: u64) -> Self {
-        self.config.minimize = executions;
+        self.settings.minimize = executions;
         self
     }
 
@@ -333,7 +237,7 @@ impl Builder {
     /// stack at that operation (default off: capturing costs time at every
     /// operation; `KASE_BACKTRACE=1`).
     pub fn backtraces(mut self, on: bool) -> Self {
-        self.config.backtraces = on;
+        self.settings.backtraces = on;
         self
     }
 
@@ -344,7 +248,7 @@ impl Builder {
     /// synchronisation inside the model (default off: it doubles the cost;
     /// `KASE_CHECK_DETERMINISM=1`).
     pub fn check_determinism(mut self, on: bool) -> Self {
-        self.config.check_determinism = on;
+        self.settings.check_determinism = on;
         self
     }
 
@@ -353,7 +257,7 @@ impl Builder {
     /// and ends the process (default 10 s; `None` turns it off;
     /// `KASE_WATCHDOG=<seconds>`, 0 for off).
     pub fn watchdog(mut self, limit: Option<Duration>) -> Self {
-        self.config.watchdog = limit;
+        self.settings.watchdog = limit;
         self
     }
 
@@ -365,7 +269,7 @@ impl Builder {
     /// summary and failure `tracing` events are emitted whatever it says
     /// (see the crate documentation).
     pub fn progress(mut self, on: bool) -> Self {
-        self.config.progress = Some(on);
+        self.settings.progress = Some(on);
         self
     }
 
@@ -377,7 +281,7 @@ impl Builder {
     /// schedule so far.
     #[doc(hidden)]
     pub fn __internal_error_at(mut self, execution: u64, step: u64) -> Self {
-        self.config.internal_error_at = Some((execution, step));
+        self.settings.internal_error_at = Some((execution, step));
         self
     }
 
@@ -392,19 +296,19 @@ impl Builder {
         crate_dir: Option<&str>,
         package: Option<&str>,
     ) -> Self {
-        self.config.test = Some(TestId {
+        self.settings.test = Some(TestId {
             module: module_path.to_owned(),
             name: function.to_owned(),
             package: package.map(str::to_owned),
         });
-        self.config.crate_dir = crate_dir.map(PathBuf::from);
+        self.settings.crate_dir = crate_dir.map(PathBuf::from);
         self
     }
 
     /// Explores `model` and returns what was found. Never panics because the
     /// model failed: the failure is in [`Report::failure`].
     pub fn explore<F: Fn() + Sync>(&self, model: F) -> Report {
-        explore::run(&self.config, &model)
+        explore::run(&self.settings, &model)
     }
 
     /// Like [`explore`](Self::explore), but panics if a failure is found: it
@@ -450,70 +354,4 @@ impl Builder {
 #[track_caller]
 pub fn model<F: Fn() + Sync>(model: F) {
     Builder::new().check(model)
-}
-
-fn env<T>(name: &str, expected: &str, parse: impl FnOnce(&str) -> Option<T>) -> Option<T> {
-    let value = std::env::var(name).ok()?;
-    match parse(value.trim()) {
-        Some(v) => Some(v),
-        None => panic!("kase: {name}={value:?} is not valid: expected {expected}"),
-    }
-}
-
-/// Parses `30s`, `500ms`, `2m`, `1h`, or a plain number of seconds.
-pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (number, unit) = s.split_at(split);
-    let n: f64 = number.parse().ok()?;
-    let seconds = match unit.trim() {
-        "" | "s" => n,
-        "ms" => n / 1000.0,
-        "m" | "min" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return None,
-    };
-    Duration::try_from_secs_f64(seconds).ok()
-}
-
-fn parse_minimize(s: &str) -> Option<u64> {
-    if s.eq_ignore_ascii_case("off") {
-        return Some(0);
-    }
-    s.parse().ok()
-}
-
-fn parse_alternatives(s: &str) -> Option<Alternatives> {
-    if s.eq_ignore_ascii_case("optimal") {
-        return Some(Alternatives::Optimal);
-    }
-    s.parse()
-        .ok()
-        .filter(|&k| k > 0)
-        .map(Alternatives::KPartial)
-}
-
-fn parse_strategy(s: &str) -> Option<Strategy> {
-    match s.to_ascii_lowercase().as_str() {
-        "por" => Some(Strategy::Por),
-        "exhaustive" => Some(Strategy::Exhaustive),
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse() {
-        assert_eq!(parse_duration("30s"), Some(Duration::from_secs(30)));
-        assert_eq!(parse_duration("500ms"), Some(Duration::from_millis(500)));
-        assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
-        assert_eq!(parse_duration("7"), Some(Duration::from_secs(7)));
-        assert_eq!(parse_duration("soon"), None);
-        assert_eq!(parse_duration("5 parsecs"), None);
-    }
 }

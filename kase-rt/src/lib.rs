@@ -63,13 +63,13 @@ mod builder;
 mod exec;
 mod explore;
 mod report;
+mod settings;
 mod shim;
 
-pub use builder::{
-    model, Builder, DEFAULT_MAX_STEPS, DEFAULT_MINIMIZE, DEFAULT_STACK_SIZE, DEFAULT_WATCHDOG,
-};
+pub use builder::{model, Builder};
 pub use explore::{Alternatives, Strategy};
 pub use report::{Failure, FailureKind, Persist, Report, Schedule, ScheduleParseError};
+pub use settings::{DEFAULT_MAX_STEPS, DEFAULT_MINIMIZE, DEFAULT_STACK_SIZE, DEFAULT_WATCHDOG};
 
 /// Drop-in replacements for `std::sync`.
 ///
@@ -158,8 +158,8 @@ pub mod __bench {
     /// executions and stops where the explorer searches for alternatives
     /// after the last one.
     pub fn unfold(model: impl Fn() + Sync, executions: u64) -> UnfoldingProbe {
-        let config = crate::Builder::new().peeking(false).config;
-        UnfoldingProbe::new(&config, &model, executions)
+        let settings = crate::Builder::new().peeking(false).settings;
+        UnfoldingProbe::new(&settings, &model, executions)
     }
 }
 

@@ -14,7 +14,7 @@ use crate::exec::{ChoicePoint, Outcome, Scheduler, Stop, ThreadIdx};
 use crate::report::{Failure, FailureKind, FirstFound};
 
 use super::replay::{last_thread, steps_so_far};
-use super::{Config, Explorer, Runner};
+use super::{Explorer, Runner, Settings};
 
 /// Longest the search may take.
 const MAX_TIME: Duration = Duration::from_secs(2);
@@ -117,7 +117,7 @@ impl Explorer for Bounded {
 /// remembers the first), or `first` with its preemption count.
 pub(crate) fn simplify(
     runner: &mut Runner<'_>,
-    config: &Config,
+    config: &Settings,
     mut first: Failure,
     explored: u64,
 ) -> Failure {

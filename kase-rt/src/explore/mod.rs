@@ -15,7 +15,6 @@ pub use por::Alternatives;
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,9 +26,9 @@ use crate::exec::watchdog::{Watch, Watchdog};
 use crate::exec::{
     self, ChoicePoint, Execution, Limits, OpKind, Outcome, Scheduler, Stop, ThreadIdx,
 };
-use crate::report::persist::{Persist, TestId};
 use crate::report::progress::{Counts, Progress};
 use crate::report::{Failure, FailureKind, Names, Renumbering, Report, Schedule};
+pub(crate) use crate::settings::Settings;
 
 /// Which exploration algorithm to use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,42 +41,6 @@ pub enum Strategy {
     /// Every interleaving, without reduction: the oracle. Counts distinct
     /// Mazurkiewicz traces ([`Report::traces`]).
     Exhaustive,
-}
-
-/// Everything an exploration is parameterised by.
-#[derive(Clone, Debug)]
-pub(crate) struct Config {
-    pub strategy: Strategy,
-    pub alternatives: Alternatives,
-    pub max_executions: Option<u64>,
-    pub max_duration: Option<Duration>,
-    pub max_steps: u64,
-    pub spurious_wakeups: bool,
-    pub stack_size: usize,
-    pub replay: Option<Schedule>,
-    /// The test being explored, if known: enables regression files.
-    pub test: Option<TestId>,
-    /// The directory of the crate the test is in (from `#[kase::test]`).
-    pub crate_dir: Option<PathBuf>,
-    /// Where regression files go (`KASE_REGRESSIONS_DIR`,
-    /// `Builder::regressions_dir`); overrides `crate_dir`.
-    pub regressions_dir: Option<PathBuf>,
-    pub persist: Persist,
-    /// Executions the search for a simpler failure may run (0: none).
-    pub minimize: u64,
-    /// Progress lines: always, never, or (`None`) after a few seconds.
-    pub progress: Option<bool>,
-    /// Run each new schedule twice and compare (`check_determinism`).
-    pub check_determinism: bool,
-    /// End the process after this long without progress (`None`: off).
-    pub watchdog: Option<Duration>,
-    /// Reports show user-code backtraces per step (`KASE_BACKTRACE`).
-    pub backtraces: bool,
-    /// Critical-section peeking (`Builder::peeking`, `KASE_PEEKING`).
-    pub peeking: bool,
-    /// Test hook: kase's own code panics with an internal error at this
-    /// step of this execution (both 1-based).
-    pub internal_error_at: Option<(u64, u64)>,
 }
 
 /// A scheduler that also decides, after each execution, whether (and how)
@@ -228,7 +191,7 @@ pub(crate) struct Runner<'m> {
 }
 
 impl<'m> Runner<'m> {
-    pub(crate) fn new(config: &Config, model: &'m (dyn Fn() + Sync), trail: &'m Trail) -> Self {
+    pub(crate) fn new(config: &Settings, model: &'m (dyn Fn() + Sync), trail: &'m Trail) -> Self {
         if exec::in_model() {
             usage_error!(
                 "a model cannot be explored from inside another model (nested `explore`/`check`/`model`)"
@@ -364,14 +327,14 @@ impl<'m> Runner<'m> {
 
 /// Explores `model` under `config`: replays the test's saved schedules,
 /// explores, simplifies and saves a failure (see `session.rs`).
-pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
+pub(crate) fn run(config: &Settings, model: &(dyn Fn() + Sync)) -> Report {
     session::run(config, model)
 }
 
 /// Runs `explorer` until it is done, a failure is found, or a budget runs
 /// out.
 pub(crate) fn explore(
-    config: &Config,
+    config: &Settings,
     runner: &mut Runner<'_>,
     mut explorer: Box<dyn Explorer>,
     progress: &mut Progress,

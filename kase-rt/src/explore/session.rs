@@ -10,7 +10,7 @@ use crate::report::persist::{self, Persist, TestId};
 use crate::report::progress::{Counts, Progress};
 use crate::report::{FailureKind, Report, Saved, Schedule};
 
-use super::{exhaustive, explore, minimize, por, Config, Explorer, Runner, Strategy, Trail};
+use super::{exhaustive, explore, minimize, por, Explorer, Runner, Settings, Strategy, Trail};
 
 fn empty_report() -> Report {
     Report {
@@ -36,7 +36,7 @@ fn warn(report: &mut Report, warning: String) {
 }
 
 /// The test's regression file, if persistence applies.
-fn regression_file(config: &Config) -> Option<(PathBuf, &TestId)> {
+fn regression_file(config: &Settings) -> Option<(PathBuf, &TestId)> {
     let test = config.test.as_ref()?;
     if config.persist == Persist::Off {
         return None;
@@ -49,7 +49,7 @@ fn regression_file(config: &Config) -> Option<(PathBuf, &TestId)> {
     Some((path, test))
 }
 
-pub(crate) fn run(config: &Config, model: &(dyn Fn() + Sync)) -> Report {
+pub(crate) fn run(config: &Settings, model: &(dyn Fn() + Sync)) -> Report {
     let start = Instant::now();
     let name = config.test.as_ref().map(TestId::full_name);
     let mut progress = Progress::new(config.progress, name.as_deref());
@@ -106,7 +106,7 @@ fn replay(runner: &mut Runner<'_>, schedule: &Schedule, progress: &mut Progress)
     report
 }
 
-fn explore_test(config: &Config, runner: &mut Runner<'_>, progress: &mut Progress) -> Report {
+fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progress) -> Report {
     let mut report = empty_report();
     let file = regression_file(config);
 
@@ -179,7 +179,7 @@ fn explore_test(config: &Config, runner: &mut Runner<'_>, progress: &mut Progres
     }
 
     // 2. Explore; again without peeking if peeking turned out unsafe here.
-    let explorer = |config: &Config| -> Box<dyn Explorer> {
+    let explorer = |config: &Settings| -> Box<dyn Explorer> {
         match config.strategy {
             Strategy::Exhaustive => Box::<exhaustive::Dfs>::default(),
             Strategy::Por => Box::new(por::Por::new(config.alternatives)),
@@ -197,7 +197,7 @@ fn explore_test(config: &Config, runner: &mut Runner<'_>, progress: &mut Progres
         );
         eprintln!("{warning}");
         runner.set_peeking(false);
-        let unpeeked = Config {
+        let unpeeked = Settings {
             peeking: false,
             ..config.clone()
         };

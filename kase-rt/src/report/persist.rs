@@ -32,16 +32,6 @@ pub enum Persist {
     Off,
 }
 
-/// Parses a `KASE_PERSIST` value.
-pub(crate) fn parse_persist(s: &str) -> Option<Persist> {
-    match s.to_ascii_lowercase().as_str() {
-        "file" | "1" | "on" | "true" => Some(Persist::File),
-        "print" => Some(Persist::Print),
-        "off" | "0" | "false" | "no" => Some(Persist::Off),
-        _ => None,
-    }
-}
-
 /// Which test is being explored: names its regression file, its lines in
 /// it, and the command that replays it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -305,15 +295,6 @@ pub(crate) fn file_path(dir: Option<&Path>, crate_dir: Option<&Path>, test: &Tes
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn persist_values_parse() {
-        assert_eq!(parse_persist("file"), Some(Persist::File));
-        assert_eq!(parse_persist("PRINT"), Some(Persist::Print));
-        assert_eq!(parse_persist("off"), Some(Persist::Off));
-        assert_eq!(parse_persist("0"), Some(Persist::Off));
-        assert_eq!(parse_persist("sometimes"), None);
-    }
 
     #[test]
     fn test_ids_name_files_and_commands() {

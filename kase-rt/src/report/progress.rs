@@ -20,15 +20,6 @@ const INTERVAL: Duration = Duration::from_secs(3);
 /// Check the clock only every this many executions (they can be very fast).
 const CHECK_EVERY: u64 = 16;
 
-/// Parses a `KASE_PROGRESS` value: `Some(true)` always, `Some(false)` never.
-pub(crate) fn parse_progress(s: &str) -> Option<bool> {
-    match s.to_ascii_lowercase().as_str() {
-        "1" | "true" | "on" | "yes" => Some(true),
-        "0" | "false" | "off" | "no" => Some(false),
-        _ => None,
-    }
-}
-
 /// The numbers a progress line shows.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Counts {
@@ -225,13 +216,6 @@ fn emit(line: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn values_parse() {
-        assert_eq!(parse_progress("1"), Some(true));
-        assert_eq!(parse_progress("off"), Some(false));
-        assert_eq!(parse_progress("maybe"), None);
-    }
 
     #[test]
     fn thousands_separators() {

@@ -15,11 +15,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::exec::ThreadIdx;
+use kase_grammar::{SCHEDULE_PREFIX as PREFIX, SCHEDULE_PREFIX_PEEKING as PREFIX_PEEKING};
 
-const VERSION: &str = "kase1";
-const PREFIX: &str = "kase1:";
-const PREFIX_PEEKING: &str = "kase1p:";
+use crate::exec::ThreadIdx;
 
 /// The thread choices of one execution, in order. Points where only one
 /// thread could run are not recorded.
@@ -124,95 +122,13 @@ impl FromStr for Schedule {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
-        let example = "e.g. `kase1:1.0.0`";
-        if s.is_empty() {
-            return Err(ScheduleParseError::new(
-                s,
-                None,
-                format!(
-                    "the schedule is empty: expected `{PREFIX}` followed by thread numbers separated by \
-                     `.`, {example} (copy it from the failure report)"
-                ),
-            ));
+        match kase_grammar::schedule(s) {
+            Ok(parsed) => Ok(Schedule {
+                choices: parsed.choices,
+                peeking: parsed.peeking,
+            }),
+            Err(e) => Err(ScheduleParseError::new(s, e.column, e.message)),
         }
-        let (prefix, peeking) = if s.starts_with(PREFIX_PEEKING) {
-            (PREFIX_PEEKING, true)
-        } else {
-            (PREFIX, false)
-        };
-        let Some(body) = s.strip_prefix(prefix) else {
-            if let Some((version, _)) = s.split_once(':') {
-                if version.starts_with("kase") && version != VERSION {
-                    return Err(ScheduleParseError::new(
-                        s,
-                        Some(1),
-                        format!(
-                            "unsupported schedule version `{version}`: this version of kase reads \
-                             `{VERSION}` schedules (and `{VERSION}p`, recorded with peeking)"
-                        ),
-                    ));
-                }
-            }
-            return Err(ScheduleParseError::new(
-                s,
-                Some(1),
-                format!(
-                    "not a kase schedule: {s:?} does not start with {PREFIX:?}; expected \
-                     `{PREFIX}` followed by thread numbers separated by `.`, {example} (copy the whole \
-                     `kase1:…` string from the failure report)"
-                ),
-            ));
-        };
-        let mut choices = Vec::new();
-        if body.is_empty() {
-            return Ok(Schedule { choices, peeking });
-        }
-        // Columns are 1-based character positions in `s`.
-        let mut column = prefix.chars().count() + 1;
-        let parts: Vec<&str> = body.split('.').collect();
-        for (i, part) in parts.iter().enumerate() {
-            let nth = i + 1;
-            if part.is_empty() {
-                let message = if i + 1 == parts.len() {
-                    format!(
-                        "the schedule ends with `.` at column {}: expected a thread number after it \
-                         (was the schedule cut off when it was copied?)",
-                        column - 1
-                    )
-                } else {
-                    format!(
-                        "choice {nth} is empty at column {column}: expected a thread number \
-                         between the dots"
-                    )
-                };
-                return Err(ScheduleParseError::new(s, Some(column), message));
-            }
-            if let Some((offset, c)) = part.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
-                let at = column + part[..offset].chars().count();
-                return Err(ScheduleParseError::new(
-                    s,
-                    Some(at),
-                    format!(
-                        "unexpected {c:?} at column {at} (in choice {nth}): expected a thread number \
-                         (digits) or `.`"
-                    ),
-                ));
-            }
-            match part.parse::<u32>() {
-                Ok(t) => choices.push(t),
-                Err(_) => {
-                    return Err(ScheduleParseError::new(
-                        s,
-                        Some(column),
-                        format!(
-                        "choice {nth} at column {column} is {part}, too large for a thread number"
-                    ),
-                    ))
-                }
-            }
-            column += part.chars().count() + 1;
-        }
-        Ok(Schedule { choices, peeking })
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::unfolding::EventId;
 use super::Por;
-use crate::explore::{Config, Explorer, Runner, Trail};
+use crate::explore::{Explorer, Runner, Settings, Trail};
 
 /// A POR explorer stopped in the middle of an exploration, right where it
 /// searches for alternatives after an execution.
@@ -18,7 +18,7 @@ impl UnfoldingProbe {
     /// Explores `model` with `config`'s alternatives for `executions`
     /// executions (fewer if it has fewer traces); the last one is processed
     /// up to the search for alternatives (Algorithm 1, line 11).
-    pub(crate) fn new(config: &Config, model: &(dyn Fn() + Sync), executions: u64) -> Self {
+    pub(crate) fn new(config: &Settings, model: &(dyn Fn() + Sync), executions: u64) -> Self {
         let trail = Trail::default();
         let mut runner = Runner::new(config, model, &trail);
         let mut por = Por::new(config.alternatives);
