@@ -12,6 +12,7 @@ pub mod dependence;
 pub(crate) mod driver;
 pub(crate) mod error;
 pub(crate) mod execution;
+pub(crate) mod executor;
 pub mod gate;
 pub mod hb;
 pub(crate) mod local;
@@ -29,10 +30,9 @@ use std::panic::Location;
 
 pub use action::{Action, ObjectIdx, ObjectKind, OpKind, ThreadIdx};
 pub(crate) use arcs::Alive;
-pub(crate) use driver::run;
 pub use execution::Execution;
 pub use hb::CellAccess;
-pub(crate) use scheduler::{ChoicePoint, Limits, Outcome, Scheduler, Stop};
+pub(crate) use scheduler::{ChoicePoint, Outcome, Scheduler, Stop};
 pub use scheduler::{Event, Fault};
 
 scoped_tls::scoped_thread_local!(static EXECUTION: RefCell<Execution>);
@@ -65,11 +65,12 @@ pub(crate) fn object_then(
     object
 }
 
-/// An access to the data `mutex` guards, through its guard. With
-/// critical-section peeking it is a visible read or write of the data (never
-/// a scheduling point); otherwise nothing: the mutex orders such accesses.
-pub(crate) fn data_access(mutex: ObjectIdx, write: bool, location: &'static Location<'static>) {
-    let Some(data) = with(|e| e.peeking().then(|| e.mutex_data(mutex))) else {
+/// An access to the data `lock` (a `Mutex` or an `RwLock`) guards, through
+/// its guard. With critical-section peeking it is a visible read or write of
+/// the data (never a scheduling point); otherwise nothing: the lock orders
+/// such accesses.
+pub(crate) fn data_access(lock: ObjectIdx, write: bool, location: &'static Location<'static>) {
+    let Some(data) = with(|e| e.peeking().then(|| e.lock_data(lock))) else {
         return;
     };
     let kind = if write {

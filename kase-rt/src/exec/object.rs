@@ -61,41 +61,41 @@ impl Default for ObjectHandle {
 }
 
 /// Execution stamps: unique per execution in the process, never 0. The high
-/// bits name the exploration (`session`), so the live-run check can tell
+/// bits name the exploration, so the live-run check can tell
 /// "an earlier execution of mine" from "another test's run".
 pub(crate) struct LiveStamps;
 
-static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
-static LIVE_SESSIONS: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+static NEXT_EXPLORATION: AtomicU64 = AtomicU64::new(1);
+static LIVE_EXPLORATIONS: Mutex<Vec<u64>> = Mutex::new(Vec::new());
 const EXECUTION_BITS: u32 = 40;
 
 impl LiveStamps {
-    /// Starts an exploration; returns its session number.
-    pub(crate) fn open_session() -> u64 {
-        let session = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
-        LIVE_SESSIONS.lock().push(session);
-        session
+    /// Starts an exploration; returns its number.
+    pub(crate) fn open_exploration() -> u64 {
+        let exploration = NEXT_EXPLORATION.fetch_add(1, Ordering::Relaxed);
+        LIVE_EXPLORATIONS.lock().push(exploration);
+        exploration
     }
 
     /// Ends an exploration.
-    pub(crate) fn close_session(session: u64) {
-        LIVE_SESSIONS.lock().retain(|&s| s != session);
+    pub(crate) fn close_exploration(exploration: u64) {
+        LIVE_EXPLORATIONS.lock().retain(|&e| e != exploration);
     }
 
-    /// The stamp of execution number `execution` of `session`.
-    pub(crate) fn stamp(session: u64, execution: u64) -> u64 {
-        (session << EXECUTION_BITS) | (execution & ((1 << EXECUTION_BITS) - 1))
+    /// The stamp of execution number `execution` of `exploration`.
+    pub(crate) fn stamp(exploration: u64, execution: u64) -> u64 {
+        (exploration << EXECUTION_BITS) | (execution & ((1 << EXECUTION_BITS) - 1))
     }
 
     fn is_live_elsewhere(previous: u64, current: u64) -> bool {
-        let (prev_session, session) = (previous >> EXECUTION_BITS, current >> EXECUTION_BITS);
-        prev_session != session && LIVE_SESSIONS.lock().contains(&prev_session)
+        let (earlier, exploration) = (previous >> EXECUTION_BITS, current >> EXECUTION_BITS);
+        earlier != exploration && LIVE_EXPLORATIONS.lock().contains(&earlier)
     }
 }
 
 /// Per-execution state of a mutex or an `RwLock` beyond its [`Gate`].
 #[derive(Debug, Default)]
-pub(crate) struct MutexState {
+pub(crate) struct LockState {
     pub poisoned: bool,
     /// Its critical sections may be peeked (a `Mutex` shim's, unless it is
     /// the internal mutex of a shim; never an `RwLock`'s).
@@ -108,8 +108,8 @@ pub(crate) struct MutexState {
 #[derive(Debug)]
 pub(crate) enum ObjectDetail {
     Atomic,
-    Mutex(MutexState),
-    RwLock(MutexState),
+    Mutex(LockState),
+    RwLock(LockState),
     Condvar,
     /// The thread object of a model thread (the target of its spawn and
     /// join), and the thread.
@@ -202,7 +202,7 @@ impl ObjectState {
     }
 
     /// Poison state of a mutex or an `RwLock`.
-    pub(crate) fn mutex(&mut self) -> &mut MutexState {
+    pub(crate) fn lock(&mut self) -> &mut LockState {
         match &mut self.detail {
             ObjectDetail::Mutex(m) | ObjectDetail::RwLock(m) => m,
             other => internal_error!("object {other:?} used as a lock"),

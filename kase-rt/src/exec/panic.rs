@@ -23,20 +23,20 @@ thread_local! {
     static IN_COROUTINE: Cell<bool> = const { Cell::new(false) };
     /// An exploration runs on this OS thread: kase's own panics are
     /// recorded (and still printed) so that the report can say where.
-    static IN_SESSION: Cell<bool> = const { Cell::new(false) };
+    static IN_EXPLORATION: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Runs `f` (an exploration) with the location of kase's own panics
 /// recorded for [`take_last`], as well as printed by the previous hook.
-pub(crate) fn in_session<R>(f: impl FnOnce() -> R) -> R {
+pub(crate) fn in_exploration<R>(f: impl FnOnce() -> R) -> R {
     struct Reset(bool);
     impl Drop for Reset {
         fn drop(&mut self) {
-            IN_SESSION.with(|c| c.set(self.0));
+            IN_EXPLORATION.with(|c| c.set(self.0));
         }
     }
     install_hook();
-    let _reset = Reset(IN_SESSION.with(|c| c.replace(true)));
+    let _reset = Reset(IN_EXPLORATION.with(|c| c.replace(true)));
     f()
 }
 
@@ -63,7 +63,7 @@ pub(crate) fn install_hook() {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             let in_coroutine = IN_COROUTINE.with(Cell::get);
-            if in_coroutine || IN_SESSION.with(Cell::get) {
+            if in_coroutine || IN_EXPLORATION.with(Cell::get) {
                 let captured = PanicInfo {
                     message: payload_message(info.payload()),
                     location: info

@@ -159,7 +159,7 @@ pub(crate) fn simplify(
                 if matches!(fault, crate::exec::Fault::Divergence { .. }) {
                     return first;
                 }
-                let mut candidate = super::failure(fault, &outcome);
+                let mut candidate = super::runner::failure(fault, &outcome);
                 if candidate.same_failure(&first) {
                     candidate.set_preempted(preempted);
                     candidate.set_first_found(FirstFound {

@@ -13,7 +13,7 @@ use std::sync::{LockResult, TryLockError, TryLockResult};
 
 use parking_lot::lock_api::RawMutex as _;
 
-use crate::exec::object::{MutexState, ObjectDetail, ObjectHandle};
+use crate::exec::object::{LockState, ObjectDetail, ObjectHandle};
 use crate::exec::{self, ObjectIdx, OpKind};
 
 use super::poison::{lock_result, PoisonFlag};
@@ -144,9 +144,9 @@ impl<T: ?Sized> Mutex<T> {
 
     /// What the execution keeps for it.
     fn detail(&self) -> ObjectDetail {
-        ObjectDetail::Mutex(MutexState {
+        ObjectDetail::Mutex(LockState {
             peekable: self.peekable,
-            ..MutexState::default()
+            ..LockState::default()
         })
     }
 
@@ -176,7 +176,7 @@ impl<T: ?Sized> Mutex<T> {
         }
         let object = self.model_object();
         let poisoned = exec::visible(Some(object), OpKind::Lock, Location::caller(), |e, _| {
-            (e.object_mut(object).mutex().poisoned, None)
+            (e.object_mut(object).lock().poisoned, None)
         });
         self.guard(Some(object), poisoned)
     }
@@ -193,7 +193,7 @@ impl<T: ?Sized> Mutex<T> {
                     let state = e.object_mut(object);
                     let acquired = state
                         .try_succeeds(OpKind::TryLock)
-                        .then_some(state.mutex().poisoned);
+                        .then_some(state.lock().poisoned);
                     (acquired, Some(u64::from(acquired.is_some())))
                 });
             (Some(object), acquired)
@@ -260,7 +260,7 @@ impl<'a, T: ?Sized> MutexGuard<'a, T> {
                 unsafe { self.lock.raw.unlock() };
             }
             Some(object) => exec::visible(Some(object), OpKind::Unlock, location, |e, _| {
-                e.object_mut(object).mutex().poisoned |= poison;
+                e.object_mut(object).lock().poisoned |= poison;
                 ((), None)
             }),
         }

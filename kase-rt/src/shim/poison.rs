@@ -39,7 +39,7 @@ impl PoisonFlag {
             OpKind::IsPoisoned,
             Location::caller(),
             |e, _| {
-                let p = e.object_mut(object).mutex().poisoned;
+                let p = e.object_mut(object).lock().poisoned;
                 (p, Some(u64::from(p)))
             },
         )
@@ -57,7 +57,7 @@ impl PoisonFlag {
             OpKind::ClearPoison,
             Location::caller(),
             |e, _| {
-                e.object_mut(object).mutex().poisoned = false;
+                e.object_mut(object).lock().poisoned = false;
                 ((), None)
             },
         );
@@ -68,7 +68,7 @@ impl PoisonFlag {
     pub(crate) fn state(&self, object: impl FnOnce() -> ObjectIdx) -> bool {
         if exec::in_model() {
             let object = object();
-            exec::with(|e| e.object_mut(object).mutex().poisoned)
+            exec::with(|e| e.object_mut(object).lock().poisoned)
         } else {
             self.real()
         }

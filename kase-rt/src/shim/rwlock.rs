@@ -178,7 +178,7 @@ impl<T: ?Sized> RwLock<T> {
             Some(object),
             OpKind::ReadLock,
             Location::caller(),
-            |e, _| (e.object_mut(object).mutex().poisoned, None),
+            |e, _| (e.object_mut(object).lock().poisoned, None),
         );
         lock_result(self.read_guard(Some(object)), poisoned)
     }
@@ -221,7 +221,7 @@ impl<T: ?Sized> RwLock<T> {
         }
         let object = self.model_object();
         let poisoned = exec::visible(Some(object), OpKind::Lock, Location::caller(), |e, _| {
-            (e.object_mut(object).mutex().poisoned, None)
+            (e.object_mut(object).lock().poisoned, None)
         });
         lock_result(self.write_guard(Some(object)), poisoned)
     }
@@ -280,7 +280,7 @@ fn try_outcome(
     kind: OpKind,
 ) -> (Option<bool>, Option<u64>) {
     let state = e.object_mut(object);
-    let acquired = state.try_succeeds(kind).then_some(state.mutex().poisoned);
+    let acquired = state.try_succeeds(kind).then_some(state.lock().poisoned);
     (acquired, Some(u64::from(acquired.is_some())))
 }
 
@@ -304,7 +304,7 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
                 OpKind::Downgrade,
                 Location::caller(),
                 |e, _| {
-                    e.object_mut(object).mutex().poisoned |= poison;
+                    e.object_mut(object).lock().poisoned |= poison;
                     ((), None)
                 },
             ),
@@ -341,7 +341,7 @@ impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
                 unsafe { self.lock.raw.unlock_exclusive() };
             }
             Some(object) => exec::visible(Some(object), OpKind::Unlock, self.locked_at, |e, _| {
-                e.object_mut(object).mutex().poisoned |= poison;
+                e.object_mut(object).lock().poisoned |= poison;
                 ((), None)
             }),
         }

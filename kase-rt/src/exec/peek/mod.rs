@@ -58,8 +58,8 @@ pub(crate) fn release(held: &mut Vec<Hold>, hold: Hold) {
 /// The pure part a thread is in.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PurePart {
-    /// The mutex (or `RwLock`) whose section it is.
-    pub mutex: ObjectIdx,
+    /// The `Mutex` or `RwLock` whose section it is.
+    pub lock: ObjectIdx,
     /// A read section of an `RwLock`.
     pub shared: bool,
     /// Its record in [`Sections`].
@@ -72,7 +72,7 @@ pub(crate) struct PurePart {
 #[derive(Debug)]
 pub(crate) struct Section {
     pub thread: ThreadIdx,
-    pub mutex: ObjectIdx,
+    pub lock: ObjectIdx,
     /// A read section of an `RwLock`: other read sections may overlap it.
     pub shared: bool,
     /// Event index of its `PeekLock`.

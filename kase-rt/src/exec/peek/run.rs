@@ -24,13 +24,14 @@ impl Execution {
         self.peeking && !self.teardown
     }
 
-    /// The object standing for the data `mutex` guards, created on first use.
-    pub(crate) fn mutex_data(&mut self, mutex: ObjectIdx) -> ObjectIdx {
-        if let Some(data) = self.object_mut(mutex).mutex().data {
+    /// The object standing for the data `lock` (a `Mutex` or an `RwLock`)
+    /// guards, created on first use.
+    pub(crate) fn lock_data(&mut self, lock: ObjectIdx) -> ObjectIdx {
+        if let Some(data) = self.object_mut(lock).lock().data {
             return data;
         }
         let data = self.add_object(ObjectDetail::Data);
-        self.object_mut(mutex).mutex().data = Some(data);
+        self.object_mut(lock).lock().data = Some(data);
         data
     }
 
@@ -55,13 +56,13 @@ impl Execution {
         };
         let keeps = !std::thread::panicking()
             && ((kind.is_memory_access() && part.steps < MAX_PURE_STEPS)
-                || (kind == own_unlock && object == Some(part.mutex)));
+                || (kind == own_unlock && object == Some(part.lock)));
         if keeps {
             return;
         }
         let action = Action {
             thread: t,
-            object: Some(part.mutex),
+            object: Some(part.lock),
             kind: if part.shared {
                 OpKind::ReadUpgrade
             } else {
@@ -86,7 +87,7 @@ impl Execution {
             ObjectDetail::RwLock(_) => (true, true),
             _ => return kind,
         };
-        let pure = self.thread(self.current).pure.filter(|p| p.mutex == o);
+        let pure = self.thread(self.current).pure.filter(|p| p.lock == o);
         let panicking = std::thread::panicking();
         match kind {
             OpKind::Lock if peekable && !panicking => OpKind::PeekLock,
@@ -112,10 +113,10 @@ impl Execution {
     ) -> Option<usize> {
         let t = action.thread;
         let section = match (action.kind, action.object) {
-            (OpKind::PeekLock | OpKind::PeekReadLock, Some(mutex)) => {
+            (OpKind::PeekLock | OpKind::PeekReadLock, Some(lock)) => {
                 self.sections.all.push(Section {
                     thread: t,
-                    mutex,
+                    lock,
                     shared: action.kind == OpKind::PeekReadLock,
                     start: at,
                     end: None,
@@ -138,7 +139,7 @@ impl Execution {
         let mine = section.map(|s| {
             let part = &self.sections.all[s];
             Hold {
-                lock: part.mutex,
+                lock: part.lock,
                 shared: part.shared,
             }
         });
@@ -146,7 +147,7 @@ impl Execution {
             let mut violation = None;
             if let Some(s) = tag.section {
                 let other = &self.sections.all[s];
-                if mine.is_some_and(|m| m.excludes(other.mutex, other.shared)) {
+                if mine.is_some_and(|m| m.excludes(other.lock, other.shared)) {
                     // Rule R: after the whole other part, which released.
                     let release = other.release.clone();
                     self.thread_mut(t).hb.acquire(&release);
@@ -154,7 +155,7 @@ impl Execution {
                     .thread(t)
                     .held
                     .iter()
-                    .any(|h| h.excludes(other.mutex, other.shared))
+                    .any(|h| h.excludes(other.lock, other.shared))
                 {
                     // Depending on the part's last event (its unlock or
                     // upgrade, on the lock itself) puts this access after
@@ -171,7 +172,7 @@ impl Execution {
             if let (Some(s), Some(mine)) = (section, mine) {
                 let in_section = tag.section.is_some_and(|o| {
                     let other = &self.sections.all[o];
-                    mine.excludes(other.mutex, other.shared)
+                    mine.excludes(other.lock, other.shared)
                 }) || tag.holds.iter().any(|h| h.excludes(mine.lock, mine.shared));
                 let start = &self.events[self.sections.all[s].start].clock;
                 if !in_section
@@ -185,7 +186,7 @@ impl Execution {
                     let what = format!("{:?}#{}", self.objects[object.0 as usize].kind(), object.0)
                         .to_ascii_lowercase();
                     let section = &self.sections.all[s];
-                    let lock = match self.objects[section.mutex.0 as usize].kind() {
+                    let lock = match self.objects[section.lock.0 as usize].kind() {
                         ObjectKind::RwLock => "RwLock",
                         _ => "mutex",
                     };
@@ -216,19 +217,19 @@ impl Execution {
         };
         let hold = |lock, shared| Hold { lock, shared };
         match (action.kind, action.object) {
-            (OpKind::PeekLock | OpKind::PeekReadLock, Some(mutex)) => {
+            (OpKind::PeekLock | OpKind::PeekReadLock, Some(lock)) => {
                 let section = section.or_internal("a PeekLock without its section");
                 let shared = action.kind == OpKind::PeekReadLock;
                 let thread = self.thread_mut(t);
                 thread.pure = Some(PurePart {
-                    mutex,
+                    lock,
                     shared,
                     section,
                     steps: 0,
                 });
-                thread.held.push(hold(mutex, shared));
+                thread.held.push(hold(lock, shared));
             }
-            (kind, Some(mutex)) if kind.ends_pure_part() => {
+            (kind, Some(lock)) if kind.ends_pure_part() => {
                 let release = self.thread(t).hb.clock.clone();
                 if let Some(s) = section {
                     let record = &mut self.sections.all[s];
@@ -238,8 +239,8 @@ impl Execution {
                 let thread = self.thread_mut(t);
                 thread.pure = None;
                 match kind {
-                    OpKind::PeekUnlock => super::release(&mut thread.held, hold(mutex, false)),
-                    OpKind::PeekReadUnlock => super::release(&mut thread.held, hold(mutex, true)),
+                    OpKind::PeekUnlock => super::release(&mut thread.held, hold(lock, false)),
+                    OpKind::PeekReadUnlock => super::release(&mut thread.held, hold(lock, true)),
                     _ => {}
                 }
             }

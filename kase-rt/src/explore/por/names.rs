@@ -1,7 +1,7 @@
 //! Canonical names of objects across executions (see `POR-DESIGN.md`).
 //!
 //! Objects register on first use, so the same object can be met first from
-//! different threads in different executions. Names are bound through known
+//! different threads in different executions. NameUnion are bound through known
 //! events and merged (union-find) when two names turn out to be one object.
 
 use std::cell::Cell;
@@ -10,13 +10,14 @@ use std::cell::Cell;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Name(u32);
 
-/// Union-find over names, with path halving on lookup.
+/// Union-find over names (which names denote one object), with path halving
+/// on lookup.
 #[derive(Default)]
-pub(crate) struct Names {
+pub(crate) struct NameUnion {
     parent: Vec<Cell<u32>>,
 }
 
-impl Names {
+impl NameUnion {
     pub(crate) fn fresh(&mut self) -> Name {
         let n = self.parent.len() as u32;
         self.parent.push(Cell::new(n));
@@ -52,7 +53,7 @@ mod tests {
 
     #[test]
     fn union_find_merges_transitively() {
-        let mut names = Names::default();
+        let mut names = NameUnion::default();
         let [a, b, c, d] = [names.fresh(), names.fresh(), names.fresh(), names.fresh()];
         names.union(c, b);
         names.union(b, a);

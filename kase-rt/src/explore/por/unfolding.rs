@@ -8,7 +8,7 @@ use crate::exec::error::OrInternal;
 use crate::exec::gate::Gate;
 use crate::exec::{ObjectKind, OpKind, ThreadIdx};
 
-use super::names::{Name, Names};
+use super::names::{Name, NameUnion};
 
 /// Index of an event in [`Unfolding`].
 pub(crate) type EventId = u32;
@@ -124,7 +124,7 @@ pub(crate) struct Unfolding {
     free: Vec<EventId>,
     live: usize,
     by_key: KeyIndex,
-    pub names: Names,
+    pub names: NameUnion,
     /// Events by thread and by object name: an event's immediate conflicts
     /// share one of the two.
     by_thread: Map<(ThreadIdx, Option<EventId>), Vec<EventId>>,

@@ -10,7 +10,8 @@ use crate::report::persist::{self, Persist, TestId};
 use crate::report::progress::{Counts, Progress};
 use crate::report::{FailureKind, Report, Saved, Schedule};
 
-use super::{exhaustive, explore, minimize, por, Explorer, Runner, Settings, Strategy, Trail};
+use super::search::explore;
+use super::{exhaustive, minimize, por, Explorer, Runner, Settings, Strategy, Trail};
 
 fn empty_report() -> Report {
     Report {
@@ -58,7 +59,7 @@ pub(crate) fn run(config: &Settings, model: &(dyn Fn() + Sync)) -> Report {
     // catch their own): it is kase's, and becomes a report saying so. Only
     // kase's deliberate messages to the user (a `UsageError`, e.g. a stack
     // it could not allocate) go on, as their text (`kase: …`).
-    let explored = crate::exec::panic::in_session(|| {
+    let explored = crate::exec::panic::in_exploration(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut runner = Runner::new(config, model, &trail);
             match &config.replay {

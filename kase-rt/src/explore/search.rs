@@ -1,0 +1,145 @@
+//! One exploration: runs an [`Explorer`]'s executions until it is done, a
+//! failure is found, or a budget runs out.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use crate::exec::{self, Outcome};
+use crate::report::progress::{Counts, Progress};
+use crate::report::Report;
+use crate::settings::Settings;
+
+use super::runner::{failure, Runner};
+use super::{determinism, trace, Explorer, Strategy};
+
+/// Runs `explorer` until it is done, a failure is found, or a budget runs
+/// out.
+pub(super) fn explore(
+    config: &Settings,
+    runner: &mut Runner<'_>,
+    mut explorer: Box<dyn Explorer>,
+    progress: &mut Progress,
+) -> Report {
+    let count_traces = config.strategy == Strategy::Exhaustive;
+    let mut traces = HashSet::new();
+    let start = Instant::now();
+    let mut report = Report {
+        executions: 0,
+        traces: None,
+        sleep_set_blocked: 0,
+        complete: false,
+        stopped_by: None,
+        failure: None,
+        duration: Duration::ZERO,
+        peak_events: None,
+        replayed: 0,
+        warnings: Vec::new(),
+        peeking: runner.peeking(),
+        discarded: 0,
+        peek_fallback: None,
+    };
+    loop {
+        if let Some(max) = config
+            .max_executions
+            .filter(|&max| report.executions >= max)
+        {
+            report.stopped_by = Some(format!("max_executions = {max}"));
+            break;
+        }
+        if let Some(max) = config.max_duration.filter(|&max| start.elapsed() >= max) {
+            report.stopped_by = Some(format!("max_duration = {max:?}"));
+            break;
+        }
+        let deadline = config.max_duration.map(|max| start + max);
+        let Some(mut outcome) = runner.execute_until(&mut *explorer, deadline) else {
+            // An execution still running at the deadline: cut, not counted.
+            let max = config.max_duration.unwrap_or_default();
+            report.stopped_by = Some(format!(
+                "max_duration = {max:?} (during execution {})",
+                report.executions + 1
+            ));
+            break;
+        };
+        report.executions += 1;
+        if let Some(reason) = peeking_unsound(&mut outcome) {
+            // The reduced exploration may have missed behaviours: the caller
+            // explores again without peeking (POR-DESIGN.md).
+            report.peek_fallback = Some(reason);
+            runner.reclaim(outcome);
+            break;
+        }
+        if count_traces && outcome.fault.is_none() {
+            traces.insert(trace::fingerprint(&outcome.events));
+        }
+        let next = explorer.advance(&outcome);
+        progress.tick(Counts {
+            executions: report.executions,
+            sleep_set_blocked: explorer.redundant(),
+            depth: outcome.events.len(),
+        });
+        if let Err(message) = &next {
+            if outcome.fault.is_none() {
+                outcome.fault = Some(exec::Fault::Divergence {
+                    message: message.clone(),
+                });
+            }
+        }
+        if let Some(fault) = outcome.fault.take() {
+            report.failure = Some(failure(fault, &outcome));
+            break;
+        }
+        if config.check_determinism && !outcome.redundant {
+            let (events, choices) = (
+                std::mem::take(&mut outcome.events),
+                outcome.schedule.clone(),
+            );
+            runner.reclaim(outcome);
+            let mut again = runner.execute(&mut determinism::Follow::new(choices));
+            let differs = match again.fault.take() {
+                Some(exec::Fault::Divergence { message }) => Some(message),
+                _ => determinism::first_difference(&events, &again.events),
+            };
+            if let Some(message) = differs {
+                report.failure = Some(failure(exec::Fault::Divergence { message }, &again));
+                break;
+            }
+            outcome = again;
+        }
+        runner.reclaim(outcome);
+        if next == Ok(false) {
+            report.complete = true;
+            break;
+        }
+    }
+    report.duration = start.elapsed();
+    report.sleep_set_blocked = explorer.redundant();
+    report.peak_events = explorer.peak_events();
+    if count_traces {
+        report.traces = Some(traces.len() as u64);
+    }
+    if let Some(budget) = &report.stopped_by {
+        let warning = format!(
+            "kase: WARNING: exploration stopped by {budget} after {} executions; the result is INCOMPLETE \
+             (behaviours may be left unexplored). Raise the budget to explore everything.",
+            report.executions
+        );
+        eprintln!("{warning}");
+        report.warnings.push(warning);
+    }
+    report
+}
+
+/// Why `outcome` shows that peeking may miss behaviours, if it does: a D1
+/// violation, or a data race under peeking's happens-before.
+fn peeking_unsound(outcome: &mut Outcome) -> Option<String> {
+    if let Some(reason) = outcome.peek_violation.take() {
+        return Some(reason);
+    }
+    match outcome.fault.take() {
+        Some(exec::Fault::PeekingUnsound { reason }) => Some(reason),
+        other => {
+            outcome.fault = other;
+            None
+        }
+    }
+}
