@@ -25,6 +25,9 @@ use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
 
+mod common;
+use common::models::{lost_update, LOST};
+
 /// A recorded field value.
 #[derive(Clone, Debug, PartialEq)]
 enum Value {
@@ -149,20 +152,6 @@ fn named<'e>(events: &'e [Captured], name: &str) -> Vec<&'e Captured> {
     events.iter().filter(|e| e.name == name).collect()
 }
 
-/// A lost update.
-fn lost_update() {
-    let n = Arc::new(AtomicUsize::new(0));
-    let m = n.clone();
-    let t = thread::spawn(move || {
-        let v = m.load(SeqCst);
-        m.store(v + 1, SeqCst);
-    });
-    let v = n.load(SeqCst);
-    n.store(v + 1, SeqCst);
-    t.join().unwrap();
-    assert_eq!(n.load(SeqCst), 2, "lost update seen by tracing");
-}
-
 #[test]
 fn a_failure_emits_one_failure_event_with_the_reports_data_and_a_summary() {
     let dir = std::env::temp_dir().join(format!("kase-tracing-{}", std::process::id()));
@@ -183,9 +172,7 @@ fn a_failure_emits_one_failure_event_with_the_reports_data_and_a_summary() {
     assert_eq!(event.text("test"), "tracing_events::lost_update");
     assert_eq!(event.text("kind"), "panic");
     assert_eq!(event.text("schedule"), failure.schedule().to_string());
-    assert!(event
-        .text("panic_message")
-        .contains("lost update seen by tracing"));
+    assert!(event.text("panic_message").contains(LOST));
     assert_eq!(event.u64("steps"), failure.steps() as u64);
     assert_eq!(
         Some(event.u64("preemptions") as usize),

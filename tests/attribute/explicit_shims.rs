@@ -1,6 +1,6 @@
 //! `#[kase::test]` on bodies written against `kase::sync` / `kase::thread`
 //! explicitly: it runs the body as a model and adds `#[test]`. (Bodies
-//! written against `std` are in `attribute_rewrite.rs`.)
+//! written against `std` are in `std_rewrite.rs`.)
 
 use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use kase::sync::{Arc, Mutex};

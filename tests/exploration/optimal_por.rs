@@ -1,9 +1,13 @@
 //! The partial-order explorer: exactly one execution per Mazurkiewicz trace on
-//! the small programs of BENCHMARKS.md, checked against the exhaustive oracle.
+//! the small programs of BENCHMARKS.md (kase-bench's own code, see
+//! `common/programs.rs`), checked against the exhaustive oracle.
 
 use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use kase::sync::{Arc, Mutex};
+use kase::sync::Arc;
 use kase::{thread, Alternatives, Builder, Report, Strategy};
+
+use crate::common::models::spawn_all;
+use crate::common::programs;
 
 /// Explores `model` optimally and exhaustively; asserts both agree on
 /// `traces` and that POR wasted nothing.
@@ -30,18 +34,6 @@ fn por_only<F: Fn() + Sync>(traces: u64, model: F) -> Report {
     por
 }
 
-fn spawn_all(n: usize, f: impl Fn(usize) + Send + Sync + Clone + 'static) {
-    let handles: Vec<_> = (0..n)
-        .map(|i| {
-            let f = f.clone();
-            thread::spawn(move || f(i))
-        })
-        .collect();
-    for h in handles {
-        h.join().unwrap();
-    }
-}
-
 #[test]
 fn independent_threads() {
     optimal(1, || {
@@ -55,119 +47,39 @@ fn independent_threads() {
 
 #[test]
 fn read_only() {
-    optimal(1, || {
-        let x = Arc::new(AtomicUsize::new(0));
-        spawn_all(3, move |_| {
-            for _ in 0..3 {
-                x.load(SeqCst);
-            }
-        })
-    });
+    optimal(1, || programs::read_only(3, 3));
 }
 
 #[test]
 fn store_buffering() {
-    optimal(3, || {
-        let x = Arc::new(AtomicUsize::new(0));
-        let y = Arc::new(AtomicUsize::new(0));
-        let (x1, y1) = (x.clone(), y.clone());
-        let t = thread::spawn(move || {
-            x1.store(1, SeqCst);
-            y1.load(SeqCst)
-        });
-        y.store(1, SeqCst);
-        x.load(SeqCst);
-        t.join().unwrap();
-    });
+    optimal(3, programs::store_buffering);
 }
 
 #[test]
 fn message_passing() {
-    optimal(2, || {
-        let d = Arc::new(AtomicUsize::new(0));
-        let f = Arc::new(AtomicUsize::new(0));
-        let (d1, f1) = (d.clone(), f.clone());
-        let t = thread::spawn(move || {
-            d1.store(42, SeqCst);
-            f1.store(1, SeqCst);
-        });
-        if f.load(SeqCst) == 1 {
-            assert_eq!(d.load(SeqCst), 42);
-        }
-        t.join().unwrap();
-    });
+    optimal(2, programs::message_passing);
 }
 
 #[test]
 fn two_plus_two_writes() {
-    optimal(3, || {
-        let x = Arc::new(AtomicUsize::new(0));
-        let y = Arc::new(AtomicUsize::new(0));
-        let (x1, y1) = (x.clone(), y.clone());
-        let t = thread::spawn(move || {
-            x1.store(1, SeqCst);
-            y1.store(2, SeqCst);
-        });
-        y.store(1, SeqCst);
-        x.store(2, SeqCst);
-        t.join().unwrap();
-    });
+    optimal(3, programs::two_plus_two_w);
 }
 
 #[test]
 fn iriw() {
-    optimal(15, || {
-        let x = Arc::new(AtomicUsize::new(0));
-        let y = Arc::new(AtomicUsize::new(0));
-        let (xa, ya, xb, yb, xc, yc) = (
-            x.clone(),
-            y.clone(),
-            x.clone(),
-            y.clone(),
-            x.clone(),
-            y.clone(),
-        );
-        let w1 = thread::spawn(move || xa.store(1, SeqCst));
-        let w2 = thread::spawn(move || ya.store(1, SeqCst));
-        let r1 = thread::spawn(move || (xb.load(SeqCst), yb.load(SeqCst)));
-        let r2 = thread::spawn(move || (yc.load(SeqCst), xc.load(SeqCst)));
-        for h in [w1, w2] {
-            h.join().unwrap();
-        }
-        for h in [r1, r2] {
-            h.join().unwrap();
-        }
-    });
-}
-
-fn mutex_counter(threads: usize, k: usize) -> impl Fn() + Sync {
-    move || {
-        let m = Arc::new(Mutex::new(0));
-        let m2 = m.clone();
-        spawn_all(threads, move |_| {
-            for _ in 0..k {
-                *m2.lock().unwrap() += 1;
-            }
-        });
-        assert_eq!(*m.lock().unwrap(), threads * k);
-    }
+    optimal(15, programs::iriw);
 }
 
 #[test]
 fn mutex_counters() {
-    optimal(6, mutex_counter(2, 2));
-    optimal(90, mutex_counter(3, 2));
+    optimal(6, || programs::mutex_counter(2, 2));
+    optimal(90, || programs::mutex_counter(3, 2));
 }
 
 #[test]
 fn shared_fetch_add() {
     for (t, traces) in [(2, 2), (3, 6), (4, 24)] {
-        optimal(traces, move || {
-            let x = Arc::new(AtomicUsize::new(0));
-            spawn_all(t, move |_| {
-                x.fetch_add(1, SeqCst);
-            })
-        });
+        optimal(traces, move || programs::shared_fetch_add(t));
     }
 }
 
@@ -192,13 +104,7 @@ fn readers_of_one_write() {
 fn account() {
     // n depositors `t = a; a = t + 100` and one withdrawer: ((n+1)!)^2.
     for (n, traces) in [(1, 4), (2, 36)] {
-        optimal(traces, move || {
-            let a = Arc::new(AtomicUsize::new(1000));
-            spawn_all(n + 1, move |i| {
-                let t = a.load(SeqCst);
-                a.store(if i == 0 { t - 10 } else { t + 100 }, SeqCst);
-            })
-        });
+        optimal(traces, move || programs::account(n));
     }
 }
 
@@ -211,74 +117,19 @@ fn lastzero() {
         } else {
             por_only::<Box<dyn Fn() + Sync>>
         };
-        check(
-            traces,
-            Box::new(move || {
-                let a: Arc<Vec<AtomicUsize>> =
-                    Arc::new((0..=n).map(|_| AtomicUsize::new(0)).collect());
-                let reader = {
-                    let a = a.clone();
-                    thread::spawn(move || {
-                        let mut i = n;
-                        while a[i].load(SeqCst) != 0 {
-                            i -= 1;
-                        }
-                    })
-                };
-                let writers: Vec<_> = (1..=n)
-                    .map(|j| {
-                        let a = a.clone();
-                        thread::spawn(move || {
-                            let v = a[j - 1].load(SeqCst);
-                            a[j].store(v + 1, SeqCst);
-                        })
-                    })
-                    .collect();
-                reader.join().unwrap();
-                for w in writers {
-                    w.join().unwrap();
-                }
-            }),
-        );
-    }
-}
-
-fn sdpor_exponential(n: usize) -> impl Fn() + Sync {
-    move || {
-        let x: Arc<Vec<AtomicUsize>> = Arc::new((0..n).map(|_| AtomicUsize::new(0)).collect());
-        let c = Arc::new(AtomicUsize::new(0));
-        let writers: Vec<_> = (0..n)
-            .map(|j| {
-                let x = x.clone();
-                thread::spawn(move || x[j].store(j + 7, SeqCst))
-            })
-            .collect();
-        let counter = {
-            let c = c.clone();
-            thread::spawn(move || {
-                for v in 1..n {
-                    c.store(v, SeqCst);
-                }
-            })
-        };
-        let i = c.load(SeqCst);
-        x[i].store(0, SeqCst);
-        for w in writers {
-            w.join().unwrap();
-        }
-        counter.join().unwrap();
+        check(traces, Box::new(move || programs::lastzero(n)));
     }
 }
 
 #[test]
 fn sdpor_exponential_is_linear() {
-    optimal(6, sdpor_exponential(3));
+    optimal(6, || programs::sdpor_exponential(3));
     for n in [5, 7] {
-        por_only(2 * n as u64, sdpor_exponential(n));
+        por_only(2 * n as u64, move || programs::sdpor_exponential(n));
     }
     let k1 = Builder::new()
         .alternatives(Alternatives::KPartial(1))
-        .explore(sdpor_exponential(5));
+        .explore(|| programs::sdpor_exponential(5));
     assert!(k1.complete() && k1.failure().is_none(), "{k1}");
     assert!(k1.executions() >= 10);
 }
@@ -287,12 +138,7 @@ fn sdpor_exponential_is_linear() {
 fn compare_exchange_is_a_write() {
     // casrot(n) with CAS counted as a write: n! traces.
     for (n, traces) in [(2, 2), (3, 6)] {
-        optimal(traces, move || {
-            let x = Arc::new(AtomicUsize::new(0));
-            spawn_all(n, move |t| {
-                let _ = x.compare_exchange(t, t + 1, SeqCst, SeqCst);
-            })
-        });
+        optimal(traces, move || programs::casrot(n));
     }
 }
 
@@ -301,7 +147,7 @@ fn k_partial_alternatives_find_every_trace() {
     for k in 1..=3 {
         let report = Builder::new()
             .alternatives(Alternatives::KPartial(k))
-            .explore(mutex_counter(3, 2));
+            .explore(|| programs::mutex_counter(3, 2));
         assert!(
             report.complete() && report.failure().is_none(),
             "k = {k}: {report}"
