@@ -18,7 +18,6 @@ use std::process::Command;
 use std::sync::Mutex as StdMutex;
 use std::time::Duration;
 
-use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use kase::sync::{Arc, Mutex};
 use kase::{thread, Builder, Persist, Report};
 use tracing::field::{Field, Visit};
@@ -26,7 +25,7 @@ use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
 
 mod common;
-use common::models::{lost_update, LOST};
+use common::models::{lost_update, many_traces, LOST};
 
 /// A recorded field value.
 #[derive(Clone, Debug, PartialEq)]
@@ -262,26 +261,13 @@ fn a_complete_exploration_emits_a_summary_only() {
 
 #[test]
 fn progress_events_come_every_few_seconds_even_with_kase_progress_off() {
-    // Four threads adding four times to one atomic: millions of traces, so
-    // the exploration runs until the budget stops it.
+    // Millions of traces: the exploration runs until the budget stops it.
     let budget = Duration::from_millis(2_500);
     let (report, events) = capture(|| {
         Builder::new()
             .progress(false) // no stderr lines: events do not depend on them
             .max_duration(budget)
-            .explore(|| {
-                let n = AtomicUsize::new(0);
-                thread::scope(|s| {
-                    for _ in 0..4 {
-                        s.spawn(|| {
-                            for _ in 0..4 {
-                                n.fetch_add(1, SeqCst);
-                            }
-                        });
-                    }
-                });
-                assert_eq!(n.load(SeqCst), 16);
-            })
+            .explore(many_traces)
     });
     assert!(!report.complete() && report.failure().is_none(), "{report}");
 

@@ -69,3 +69,19 @@ pub fn spawn_all(n: usize, f: impl Fn(usize) + Send + Sync + Clone + 'static) {
         h.join().unwrap();
     }
 }
+
+/// Four scoped threads each add 1 to one atomic four times: millions of
+/// traces, so an exploration of it runs until its budget stops it.
+pub fn many_traces() {
+    let n = AtomicUsize::new(0);
+    thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..4 {
+                    n.fetch_add(1, SeqCst);
+                }
+            });
+        }
+    });
+    assert_eq!(n.load(SeqCst), 16);
+}

@@ -53,10 +53,7 @@ fn abba_lock_order_is_a_deadlock_naming_both_threads() {
         text.contains("thread 1 is blocked: waits to lock mutex#"),
         "{text}"
     );
-    assert!(
-        text.matches("common/models.rs:").count() >= 2,
-        "{text}"
-    );
+    assert!(text.matches("common/models.rs:").count() >= 2, "{text}");
 }
 
 #[test]

@@ -10,6 +10,7 @@ use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use kase::{thread, Builder};
 
 use crate::common::child::{self, in_child};
+use crate::common::models::many_traces;
 
 /// Runs this binary's test `name` in a child process with `KASE_CHILD` and
 /// `KASE_PROGRESS=progress`; its stderr.
@@ -31,18 +32,7 @@ fn explorations() {
     let report = Builder::new()
         .name("progress::big")
         .max_duration(Duration::from_millis(1_500))
-        .explore(|| {
-            let n = AtomicUsize::new(0);
-            thread::scope(|s| {
-                for _ in 0..4 {
-                    s.spawn(|| {
-                        for _ in 0..4 {
-                            n.fetch_add(1, SeqCst);
-                        }
-                    });
-                }
-            });
-        });
+        .explore(many_traces);
     assert!(!report.complete());
     let report = Builder::new().name("progress::small").explore(|| {
         let n = AtomicUsize::new(0);
