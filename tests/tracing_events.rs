@@ -18,12 +18,14 @@ use std::process::Command;
 use std::sync::Mutex as StdMutex;
 use std::time::Duration;
 
-use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use kase::sync::{Arc, Mutex};
 use kase::{thread, Builder, Persist, Report};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
+
+mod common;
+use common::models::{lost_update, many_traces, LOST};
 
 /// A recorded field value.
 #[derive(Clone, Debug, PartialEq)]
@@ -149,20 +151,6 @@ fn named<'e>(events: &'e [Captured], name: &str) -> Vec<&'e Captured> {
     events.iter().filter(|e| e.name == name).collect()
 }
 
-/// A lost update.
-fn lost_update() {
-    let n = Arc::new(AtomicUsize::new(0));
-    let m = n.clone();
-    let t = thread::spawn(move || {
-        let v = m.load(SeqCst);
-        m.store(v + 1, SeqCst);
-    });
-    let v = n.load(SeqCst);
-    n.store(v + 1, SeqCst);
-    t.join().unwrap();
-    assert_eq!(n.load(SeqCst), 2, "lost update seen by tracing");
-}
-
 #[test]
 fn a_failure_emits_one_failure_event_with_the_reports_data_and_a_summary() {
     let dir = std::env::temp_dir().join(format!("kase-tracing-{}", std::process::id()));
@@ -183,9 +171,7 @@ fn a_failure_emits_one_failure_event_with_the_reports_data_and_a_summary() {
     assert_eq!(event.text("test"), "tracing_events::lost_update");
     assert_eq!(event.text("kind"), "panic");
     assert_eq!(event.text("schedule"), failure.schedule().to_string());
-    assert!(event
-        .text("panic_message")
-        .contains("lost update seen by tracing"));
+    assert!(event.text("panic_message").contains(LOST));
     assert_eq!(event.u64("steps"), failure.steps() as u64);
     assert_eq!(
         Some(event.u64("preemptions") as usize),
@@ -275,26 +261,13 @@ fn a_complete_exploration_emits_a_summary_only() {
 
 #[test]
 fn progress_events_come_every_few_seconds_even_with_kase_progress_off() {
-    // Four threads adding four times to one atomic: millions of traces, so
-    // the exploration runs until the budget stops it.
+    // Millions of traces: the exploration runs until the budget stops it.
     let budget = Duration::from_millis(2_500);
     let (report, events) = capture(|| {
         Builder::new()
             .progress(false) // no stderr lines: events do not depend on them
             .max_duration(budget)
-            .explore(|| {
-                let n = AtomicUsize::new(0);
-                thread::scope(|s| {
-                    for _ in 0..4 {
-                        s.spawn(|| {
-                            for _ in 0..4 {
-                                n.fetch_add(1, SeqCst);
-                            }
-                        });
-                    }
-                });
-                assert_eq!(n.load(SeqCst), 16);
-            })
+            .explore(many_traces)
     });
     assert!(!report.complete() && report.failure().is_none(), "{report}");
 

@@ -1,6 +1,26 @@
-//! Helpers shared by the integration tests (`mod common;` in each).
+//! Helpers and models shared by the integration-test harnesses, each of
+//! which includes this module with `#[path = "../common/mod.rs"] mod common;`.
+
+// Each harness uses only some of these items.
+#![allow(dead_code)]
+
+pub mod child;
+pub mod models;
+pub mod programs;
+pub mod rng;
+
+use std::path::PathBuf;
 
 use kase::{Builder, Report, Strategy};
+
+/// A fresh, empty directory for one test, named after `who` (module and
+/// test) and this process, so tests running in parallel never share one.
+pub fn temp_dir(who: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kase-{who}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
 
 /// Explores `model` with POR and with the exhaustive oracle (default
 /// settings, so critical-section peeking on): they find the same failure

@@ -1,8 +1,7 @@
 //! `#[kase::test]` on bodies written against `kase::sync` / `kase::thread`
 //! explicitly: it runs the body as a model and adds `#[test]`. (Bodies
-//! written against `std` are in `attribute_rewrite.rs`.)
+//! written against `std` are in `std_rewrite.rs`.)
 
-use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use kase::sync::{Arc, Mutex};
 use kase::thread;
 
@@ -22,16 +21,7 @@ fn mutex_counter_with_two_threads() {
 }
 
 #[kase::test]
-#[should_panic(expected = "lost update under the attribute")]
+#[should_panic(expected = "an increment was lost")]
 fn lost_update_fails_with_the_models_own_message() {
-    let n = Arc::new(AtomicUsize::new(0));
-    let m = n.clone();
-    let t = thread::spawn(move || {
-        let v = m.load(SeqCst);
-        m.store(v + 1, SeqCst);
-    });
-    let v = n.load(SeqCst);
-    n.store(v + 1, SeqCst);
-    t.join().unwrap();
-    assert_eq!(n.load(SeqCst), 2, "lost update under the attribute");
+    crate::common::models::lost_update();
 }

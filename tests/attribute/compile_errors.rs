@@ -3,7 +3,7 @@
 //! rewriting cases that must compile (`tests/ui/pass`).
 //!
 //! Regenerate the `.stderr` files with
-//! `TRYBUILD=overwrite cargo test --test trybuild`, then review the diff.
+//! `TRYBUILD=overwrite cargo test --test attribute compile_errors`, then review the diff.
 
 #[test]
 fn ui() {

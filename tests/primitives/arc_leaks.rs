@@ -61,8 +61,11 @@ fn an_arc_cycle_is_a_leak_naming_where_the_arcs_were_created() {
     );
     // Both allocations, with the lines of their `Arc::new` calls.
     assert_eq!(text.matches("was never freed").count(), 2, "{text}");
-    assert!(text.contains("tests/leaks.rs:34:"), "{text}");
-    assert!(text.contains("tests/leaks.rs:35:28"), "{text}");
+    assert!(text.contains("tests/primitives/arc_leaks.rs:34:"), "{text}");
+    assert!(
+        text.contains("tests/primitives/arc_leaks.rs:35:28"),
+        "{text}"
+    );
     assert!(text.contains("make one direction a `Weak`"), "{text}");
 }
 

@@ -1,24 +1,12 @@
 //! Replay: a failure's schedule reproduces it exactly, a schedule that does
 //! not fit the code says where and why, and the report is one a person can
-//! act on. (Regression files are in `persist.rs`.)
+//! act on. (Regression files are in `regression_files.rs`.)
 
 use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use kase::sync::{Arc, Mutex};
 use kase::{thread, Builder, FailureKind, Persist, Strategy};
 
-/// Two threads increment with a load and a store: an update can be lost.
-fn lost_update() {
-    let n = Arc::new(AtomicUsize::new(0));
-    let m = n.clone();
-    let t = thread::spawn(move || {
-        let v = m.load(SeqCst);
-        m.store(v + 1, SeqCst);
-    });
-    let v = n.load(SeqCst);
-    n.store(v + 1, SeqCst);
-    t.join().unwrap();
-    assert_eq!(n.load(SeqCst), 2, "an increment was lost");
-}
+use crate::common::models::{abba, lost_update};
 
 /// The table part of a report: what must be identical between replays.
 fn interleaving(text: &str) -> &str {
@@ -49,20 +37,6 @@ fn a_failing_schedule_replays_to_the_same_failure_in_one_execution_every_time() 
 
 #[test]
 fn a_deadlock_replays_as_the_same_deadlock() {
-    let abba = || {
-        let a = Arc::new(Mutex::new(()));
-        let b = Arc::new(Mutex::new(()));
-        let (a2, b2) = (a.clone(), b.clone());
-        let t = thread::spawn(move || {
-            let _b = b2.lock().unwrap();
-            let _a = a2.lock().unwrap();
-        });
-        {
-            let _a = a.lock().unwrap();
-            let _b = b.lock().unwrap();
-        }
-        t.join().unwrap();
-    };
     let report = Builder::new().explore(abba);
     let failure = report.failure().expect("ABBA deadlocks");
     assert_eq!(failure.kind(), FailureKind::Deadlock);
@@ -93,7 +67,7 @@ fn the_report_shows_the_table_message_source_file_schedule_and_replay_command() 
     let text = failure.to_string();
     assert!(text.contains("kase found a panic: "), "{text}");
     assert!(text.contains("an increment was lost"), "{text}");
-    assert!(text.contains("tests/replay.rs:"), "{text}");
+    assert!(text.contains("common/models.rs:"), "{text}");
     assert!(
         text.contains("  step  thread    operation            location"),
         "{text}"
@@ -235,13 +209,13 @@ fn a_changed_program_gets_a_divergence_message_with_both_locations() {
     let load_line = line_of("let seen = x.load(SeqCst);");
     assert!(
         text.contains(&format!(
-            "thread 1 waits to lock mutex#1 at tests/replay.rs:{lock_line}:"
+            "thread 1 waits to lock mutex#1 at tests/reports/replay.rs:{lock_line}:"
         )),
         "{text}"
     );
     assert!(
         text.contains(&format!(
-            "main: load atomic#4 at tests/replay.rs:{load_line}:"
+            "main: load atomic#4 at tests/reports/replay.rs:{load_line}:"
         )),
         "{text}"
     );

@@ -4,28 +4,26 @@
 //! stderr past the test harness's capture, so each case runs in a child
 //! process (this binary) with the variable set, and reads its stderr.
 
-use std::process::Command;
 use std::time::Duration;
 
 use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use kase::{thread, Builder};
 
+use crate::common::child::{self, in_child};
+use crate::common::models::many_traces;
+
 /// Runs this binary's test `name` in a child process with `KASE_CHILD` and
 /// `KASE_PROGRESS=progress`; its stderr.
 fn run_child(name: &str, progress: &str) -> String {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env("KASE_CHILD", "1")
+    let out = child::command(module_path!(), name)
+        .env(child::VAR, "1")
         .env("KASE_PROGRESS", progress)
         .output()
         .unwrap();
+    child::assert_ran_one_test(&out);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "the child failed:\n{stderr}");
     stderr
-}
-
-fn in_child() -> bool {
-    std::env::var_os("KASE_CHILD").is_some()
 }
 
 /// Explores four threads adding four times to one atomic (millions of
@@ -34,18 +32,7 @@ fn explorations() {
     let report = Builder::new()
         .name("progress::big")
         .max_duration(Duration::from_millis(1_500))
-        .explore(|| {
-            let n = AtomicUsize::new(0);
-            thread::scope(|s| {
-                for _ in 0..4 {
-                    s.spawn(|| {
-                        for _ in 0..4 {
-                            n.fetch_add(1, SeqCst);
-                        }
-                    });
-                }
-            });
-        });
+        .explore(many_traces);
     assert!(!report.complete());
     let report = Builder::new().name("progress::small").explore(|| {
         let n = AtomicUsize::new(0);

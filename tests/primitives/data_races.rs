@@ -59,7 +59,7 @@ fn relaxed_publication_is_a_data_race() {
     let text = report.failure().unwrap().to_string();
     assert!(text.contains("data race"), "{text}");
     assert!(
-        text.contains("tests/races.rs"),
+        text.contains("tests/primitives/data_races.rs"),
         "both locations are reported: {text}"
     );
     assert_eq!(

@@ -2,28 +2,24 @@
 //! in a child process (the same test binary), since the right outcome may be
 //! to end that process.
 
-use std::process::Command;
-
 use kase::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use kase::sync::Arc;
 use kase::{thread, Builder};
 
+use crate::common::child::{self, in_child};
+
 /// Runs this binary's test `name` in a child process with `KASE_CHILD` set,
 /// returning its exit status and stderr.
 fn run_child(name: &str) -> (std::process::ExitStatus, String) {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env("KASE_CHILD", "1")
+    let out = child::command(module_path!(), name)
+        .env(child::VAR, "1")
         .output()
         .unwrap();
+    child::assert_ran_one_test(&out);
     (
         out.status,
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-fn in_child() -> bool {
-    std::env::var_os("KASE_CHILD").is_some()
 }
 
 /// Spins in its destructor until a flag no one sets.
@@ -73,7 +69,7 @@ fn check_determinism_reports_a_model_that_changes_between_runs() {
     let failure = report.failure().expect("the second run differs");
     assert_eq!(failure.kind(), kase::FailureKind::Nondeterminism);
     // The first difference, with both runs' operations and locations: the
-    // load (line 67) in one run, the store (line 69) in the other.
+    // load (line 63) in one run, the store (line 65) in the other.
     let text = failure.to_string();
     assert!(
         text.contains("check_determinism: the same schedule ran differently twice. At step 1,"),
@@ -82,8 +78,14 @@ fn check_determinism_reports_a_model_that_changes_between_runs() {
     let load = text.find("load").expect("the load is named");
     let store = text.find("store").expect("the store is named");
     assert!(load < store, "the first run loaded: {text}");
-    assert!(text.contains("tests/robustness.rs:67:"), "{text}");
-    assert!(text.contains("tests/robustness.rs:69:"), "{text}");
+    assert!(
+        text.contains("tests/reports/stops_instead_of_hanging.rs:63:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tests/reports/stops_instead_of_hanging.rs:65:"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -124,16 +126,15 @@ fn the_watchdog_ends_a_run_blocked_outside_kase_with_a_message() {
         return;
     }
     let start = std::time::Instant::now();
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "the_watchdog_ends_a_run_blocked_outside_kase_with_a_message",
-            "--nocapture",
-        ])
-        .env("KASE_WATCHDOG_CHILD", "1")
-        .env("KASE_WATCHDOG", "1")
-        .output()
-        .unwrap();
+    let out = child::command(
+        module_path!(),
+        "the_watchdog_ends_a_run_blocked_outside_kase_with_a_message",
+    )
+    .env("KASE_WATCHDOG_CHILD", "1")
+    .env("KASE_WATCHDOG", "1")
+    .output()
+    .unwrap();
+    child::assert_ran_one_test(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "the child must not pass: {stderr}");
     assert!(stderr.contains("watchdog: no progress"), "{stderr}");
@@ -142,7 +143,7 @@ fn the_watchdog_ends_a_run_blocked_outside_kase_with_a_message() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("tests/robustness.rs"),
+        stderr.contains("tests/reports/stops_instead_of_hanging.rs"),
         "names the last location: {stderr}"
     );
     assert!(start.elapsed() < std::time::Duration::from_secs(30));

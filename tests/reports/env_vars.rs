@@ -6,22 +6,22 @@
 //! child passed and what it left on disk.
 
 use std::fs;
-use std::path::PathBuf;
-use std::process::Command;
 
-use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use kase::sync::Arc;
-use kase::{thread, Builder, Report};
+use kase::{Builder, Report};
+
+use crate::common::child::{self, in_child};
+use crate::common::models::lost_update;
+use crate::common::temp_dir;
 
 /// Runs this binary's test `name` alone in a child process with `KASE_CHILD`
 /// and `vars` set; panics with its output unless it passed. Its stderr.
 fn run_child(name: &str, vars: &[(&str, &str)]) -> String {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env("KASE_CHILD", "1")
+    let out = child::command(module_path!(), name)
+        .env(child::VAR, "1")
         .envs(vars.iter().copied())
         .output()
         .unwrap();
+    child::assert_ran_one_test(&out);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
         out.status.success(),
@@ -29,24 +29,6 @@ fn run_child(name: &str, vars: &[(&str, &str)]) -> String {
         String::from_utf8_lossy(&out.stdout)
     );
     stderr
-}
-
-fn in_child() -> bool {
-    std::env::var_os("KASE_CHILD").is_some()
-}
-
-/// A lost update.
-fn lost_update() {
-    let n = Arc::new(AtomicUsize::new(0));
-    let m = n.clone();
-    let t = thread::spawn(move || {
-        let v = m.load(SeqCst);
-        m.store(v + 1, SeqCst);
-    });
-    let v = n.load(SeqCst);
-    n.store(v + 1, SeqCst);
-    t.join().unwrap();
-    assert_eq!(n.load(SeqCst), 2, "an increment was lost");
 }
 
 /// A named exploration of [`lost_update`] with `Builder::new()` (so with
@@ -96,14 +78,6 @@ fn a_bad_kase_replay_is_an_error_naming_the_variable() {
     );
 }
 
-/// A fresh, empty directory for one test.
-fn temp_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kase-env-{}-{test}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn kase_regressions_dir_and_kase_persist_steer_the_regression_file() {
     const NAME: &str = "kase_regressions_dir_and_kase_persist_steer_the_regression_file";
@@ -114,7 +88,7 @@ fn kase_regressions_dir_and_kase_persist_steer_the_regression_file() {
         assert_eq!(report.replayed().to_string(), replayed, "{report}");
         return;
     }
-    let dir = temp_dir("persist");
+    let dir = temp_dir("env-persist");
     let file = dir.join("env.txt");
     let dir_var = dir.to_str().unwrap();
 

@@ -8,6 +8,8 @@ use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use kase::sync::{Arc, Mutex};
 use kase::{thread, Builder, FailureKind, Report, Strategy};
 
+use crate::common::models::split_lost_update;
+
 /// Two threads each take one shared mutex `sections` times. Thread 1
 /// increments cells `0..sections`, main cells `first..first + sections`: with
 /// `first == sections` the halves are disjoint, with `first == sections - 1`
@@ -188,35 +190,16 @@ fn abba_is_still_a_deadlock_with_peeking() {
 
 #[test]
 fn a_lost_update_split_across_two_sections_is_found() {
-    let report = Builder::new().peeking(true).explore(|| {
-        let m = Arc::new(Mutex::new(0));
-        let m2 = m.clone();
-        let t = thread::spawn(move || {
-            let v = *m2.lock().unwrap();
-            *m2.lock().unwrap() = v + 1;
-        });
-        let v = *m.lock().unwrap();
-        *m.lock().unwrap() = v + 1;
-        t.join().unwrap();
-        assert_eq!(*m.lock().unwrap(), 2, "an increment was lost");
-    });
+    let report = Builder::new().peeking(true).explore(split_lost_update);
     let failure = report.failure().expect("the lost update is found");
     assert_eq!(failure.kind(), FailureKind::Panic);
     assert!(failure.message().unwrap().contains("an increment was lost"));
     // Its schedule replays to the same failure, with peeking (`kase1p:`).
     let schedule = failure.schedule().to_string();
-    let again = Builder::new().peeking(false).replay(&schedule).explore(|| {
-        let m = Arc::new(Mutex::new(0));
-        let m2 = m.clone();
-        let t = thread::spawn(move || {
-            let v = *m2.lock().unwrap();
-            *m2.lock().unwrap() = v + 1;
-        });
-        let v = *m.lock().unwrap();
-        *m.lock().unwrap() = v + 1;
-        t.join().unwrap();
-        assert_eq!(*m.lock().unwrap(), 2, "an increment was lost");
-    });
+    let again = Builder::new()
+        .peeking(false)
+        .replay(&schedule)
+        .explore(split_lost_update);
     assert_eq!(again.executions(), 1);
     assert_eq!(
         again.failure().map(|f| f.kind()),

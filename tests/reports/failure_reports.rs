@@ -4,6 +4,8 @@ use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use kase::sync::{Arc, Mutex};
 use kase::{thread, Builder, FailureKind, Strategy};
 
+use crate::common::models::{abba, lost_update, split_lost_update};
+
 #[test]
 fn panic_in_spawned_thread_is_reported_with_message_and_location() {
     let report = Builder::new().explore(|| {
@@ -25,11 +27,11 @@ fn panic_in_spawned_thread_is_reported_with_message_and_location() {
     let text = failure.to_string();
     assert!(text.contains("the writer got there first"), "{text}");
     assert!(
-        text.contains("tests/failures.rs:"),
+        text.contains("tests/reports/failure_reports.rs:"),
         "report names the test file: {text}"
     );
     assert!(
-        text.contains("thread 1 panicked at tests/failures.rs:"),
+        text.contains("thread 1 panicked at tests/reports/failure_reports.rs:"),
         "{text}"
     );
     assert!(text.contains("store atomic#"), "{text}");
@@ -39,20 +41,7 @@ fn panic_in_spawned_thread_is_reported_with_message_and_location() {
 
 #[test]
 fn abba_lock_order_is_a_deadlock_naming_both_threads() {
-    let report = Builder::new().explore(|| {
-        let a = Arc::new(Mutex::new(()));
-        let b = Arc::new(Mutex::new(()));
-        let (a2, b2) = (a.clone(), b.clone());
-        let t = thread::spawn(move || {
-            let _b = b2.lock().unwrap();
-            let _a = a2.lock().unwrap();
-        });
-        {
-            let _a = a.lock().unwrap();
-            let _b = b.lock().unwrap();
-        }
-        t.join().unwrap();
-    });
+    let report = Builder::new().explore(abba);
     let failure = report.failure().expect("ABBA deadlocks");
     assert_eq!(failure.kind(), FailureKind::Deadlock);
     let text = failure.to_string();
@@ -64,7 +53,7 @@ fn abba_lock_order_is_a_deadlock_naming_both_threads() {
         text.contains("thread 1 is blocked: waits to lock mutex#"),
         "{text}"
     );
-    assert!(text.matches("tests/failures.rs:").count() >= 2, "{text}");
+    assert!(text.matches("common/models.rs:").count() >= 2, "{text}");
 }
 
 #[test]
@@ -82,7 +71,7 @@ fn relocking_a_held_mutex_is_a_deadlock() {
 
 #[test]
 fn endless_spinning_is_a_livelock_at_max_steps() {
-    // A spin on one object waits for a change (tests/spin.rs); one that
+    // A spin on one object waits for a change (tests/exploration/spin_loops.rs); one that
     // reads two objects per iteration is bounded by max_steps only.
     let report = Builder::new().max_steps(200).explore(|| {
         let (a, b) = (AtomicUsize::new(0), AtomicUsize::new(0));
@@ -98,36 +87,14 @@ fn endless_spinning_is_a_livelock_at_max_steps() {
 }
 
 #[test]
-#[should_panic(expected = "lost update")]
+#[should_panic(expected = "an increment was lost")]
 fn check_reraises_the_original_panic_payload() {
-    kase::model(|| {
-        let n = Arc::new(AtomicUsize::new(0));
-        let m = n.clone();
-        let t = thread::spawn(move || {
-            let v = m.load(SeqCst);
-            m.store(v + 1, SeqCst);
-        });
-        let v = n.load(SeqCst);
-        n.store(v + 1, SeqCst);
-        t.join().unwrap();
-        assert_eq!(n.load(SeqCst), 2, "lost update");
-    });
+    kase::model(lost_update);
 }
 
 #[test]
 fn the_failing_schedule_replays_the_failure_in_one_execution() {
-    let model = || {
-        let n = Arc::new(AtomicUsize::new(0));
-        let m = n.clone();
-        let t = thread::spawn(move || {
-            let v = m.load(SeqCst);
-            m.store(v + 1, SeqCst);
-        });
-        let v = n.load(SeqCst);
-        n.store(v + 1, SeqCst);
-        t.join().unwrap();
-        assert_eq!(n.load(SeqCst), 2, "lost update");
-    };
+    let model = lost_update;
     let report = Builder::new().strategy(Strategy::Exhaustive).explore(model);
     let schedule = report.failure().unwrap().schedule().to_string();
     for _ in 0..3 {
@@ -296,7 +263,7 @@ fn por_notices_a_thread_doing_something_else_after_the_same_history() {
     assert_eq!(failure.kind(), FailureKind::Nondeterminism);
     let text = failure.to_string();
     assert!(
-        text.contains("an earlier execution performed load at tests/failures.rs:"),
+        text.contains("an earlier execution performed load at tests/reports/failure_reports.rs:"),
         "{text}"
     );
 }
@@ -314,7 +281,7 @@ fn a_thread_still_running_when_the_model_returns_is_a_leak() {
     assert_eq!(failure.kind(), FailureKind::Leak);
     let text = failure.to_string();
     assert!(
-        text.contains("still running") && text.contains("tests/failures.rs"),
+        text.contains("still running") && text.contains("tests/reports/failure_reports.rs"),
         "{text}"
     );
 }
@@ -339,42 +306,23 @@ fn expect_leak_passes_when_kase_finds_one() {
 
 #[test]
 fn backtraces_add_user_frames_to_each_step() {
-    let model = || {
-        let n = Arc::new(AtomicUsize::new(0));
-        let m = n.clone();
-        let t = thread::spawn(move || {
-            let v = m.load(SeqCst);
-            m.store(v + 1, SeqCst);
-        });
-        let v = n.load(SeqCst);
-        n.store(v + 1, SeqCst);
-        t.join().unwrap();
-        assert_eq!(n.load(SeqCst), 2, "lost update");
-    };
-    let with = Builder::new().backtraces(true).explore(model);
+    let with = Builder::new().backtraces(true).explore(lost_update);
     let text = with.failure().expect("lost update").to_string();
     assert!(
-        text.contains("at failures::backtraces_add_user_frames_to_each_step"),
+        text.contains("at reports::common::models::lost_update"),
         "{text}"
     );
-    let without = Builder::new().explore(model).failure().unwrap().to_string();
-    assert!(!without.contains("at failures::"), "{without}");
+    let without = Builder::new()
+        .explore(lost_update)
+        .failure()
+        .unwrap()
+        .to_string();
+    assert!(!without.contains("at reports::"), "{without}");
 }
 
 #[test]
 fn a_dropped_guard_unlocks_at_a_user_location() {
-    let report = Builder::new().explore(|| {
-        let m = Arc::new(Mutex::new(0));
-        let m2 = m.clone();
-        let t = thread::spawn(move || {
-            let v = *m2.lock().unwrap();
-            *m2.lock().unwrap() = v + 1;
-        });
-        let v = *m.lock().unwrap();
-        *m.lock().unwrap() = v + 1;
-        t.join().unwrap();
-        assert_eq!(*m.lock().unwrap(), 2, "lost update across two sections");
-    });
+    let report = Builder::new().explore(split_lost_update);
     let text = report
         .failure()
         .expect("the split update loses one")

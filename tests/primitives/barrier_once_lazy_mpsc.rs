@@ -12,8 +12,7 @@ use kase::sync::mpsc::{self, RecvError, RecvTimeoutError, SendError, TryRecvErro
 use kase::sync::{Arc, Barrier, LazyLock, Mutex, Once, OnceLock};
 use kase::{thread, Builder, FailureKind, Report};
 
-mod common;
-use common::optimal;
+use crate::common::optimal;
 
 fn kind(report: &Report) -> Option<FailureKind> {
     report.failure().map(|f| f.kind())

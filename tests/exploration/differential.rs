@@ -5,7 +5,7 @@
 //! (peeking may only remove equivalent executions) and the executions the
 //! traces of the oracle with peeking on.
 //!
-//! `KASE_DIFF_CASES=5000 cargo test --release --test differential` runs more
+//! `KASE_DIFF_CASES=5000 cargo test --release --test exploration differential` runs more
 //! cases than CI's default; `KASE_DIFF_SEED` picks the first seed and
 //! `KASE_DIFF_OPS` the number of operations per program (default 7).
 
@@ -18,21 +18,7 @@ use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use kase::sync::{Arc, Condvar, Mutex, RwLock};
 use kase::{thread, Alternatives, Builder, Report, Strategy};
 
-/// xorshift64*: deterministic program generation without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use crate::common::rng::Rng;
 
 #[derive(Clone, Debug)]
 enum Op {

@@ -7,20 +7,8 @@ use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use kase::sync::{Arc, Condvar, Mutex, RwLock};
 use kase::{thread, Builder, FailureKind, Report};
 
-mod common;
-use common::optimal;
-
-fn spawn_all(n: usize, f: impl Fn(usize) + Send + Sync + Clone + 'static) {
-    let handles: Vec<_> = (0..n)
-        .map(|i| {
-            let f = f.clone();
-            thread::spawn(move || f(i))
-        })
-        .collect();
-    for h in handles {
-        h.join().unwrap();
-    }
-}
+use crate::common::models::spawn_all;
+use crate::common::optimal;
 
 #[test]
 fn three_readers_are_one_trace() {

@@ -7,8 +7,7 @@ use kase::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use kase::sync::Arc;
 use kase::{thread, Builder, FailureKind, Report};
 
-mod common;
-use common::optimal;
+use crate::common::optimal;
 
 struct SpinLock(AtomicBool);
 

@@ -8,21 +8,7 @@
 
 use kase::{Builder, Persist, Schedule};
 
-/// xorshift64*: reproducible inputs without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use crate::common::rng::Rng;
 
 fn cases() -> usize {
     std::env::var("KASE_FUZZ_CASES")

@@ -4,8 +4,10 @@
 use std::collections::BTreeSet;
 
 use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use kase::sync::{Arc, Mutex};
+use kase::sync::Arc;
 use kase::{thread, Builder, Strategy};
+
+use crate::common::programs;
 
 fn exhaustive() -> Builder {
     Builder::new().strategy(Strategy::Exhaustive)
@@ -40,23 +42,7 @@ fn store_buffering_has_three_traces_and_three_outcomes() {
 }
 
 fn mutex_counter(threads: usize, increments: usize) -> kase::Report {
-    let report = exhaustive().explore(|| {
-        let counter = Arc::new(Mutex::new(0));
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let counter = counter.clone();
-                thread::spawn(move || {
-                    for _ in 0..increments {
-                        *counter.lock().unwrap() += 1;
-                    }
-                })
-            })
-            .collect();
-        for h in handles {
-            h.join().unwrap();
-        }
-        assert_eq!(*counter.lock().unwrap(), threads * increments);
-    });
+    let report = exhaustive().explore(|| programs::mutex_counter(threads, increments));
     assert!(report.complete());
     assert!(report.failure().is_none(), "{report}");
     report
@@ -97,19 +83,7 @@ fn independent_threads_have_one_trace() {
 fn readers_of_one_write_see_it_or_not() {
     // readers(n): one writer, n readers of x: 2^n traces.
     for n in 1..=3u32 {
-        let report = exhaustive().explore(|| {
-            let x = Arc::new(AtomicUsize::new(0));
-            let readers: Vec<_> = (0..n)
-                .map(|_| {
-                    let x = x.clone();
-                    thread::spawn(move || x.load(SeqCst))
-                })
-                .collect();
-            x.store(42, SeqCst);
-            for r in readers {
-                r.join().unwrap();
-            }
-        });
+        let report = exhaustive().explore(|| programs::readers(n as usize));
         assert_eq!(report.traces(), Some(2u64.pow(n)), "n = {n}");
     }
 }

@@ -4,19 +4,13 @@
 //! and environment variables are process-wide, so none are set here).
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use kase::sync::Arc;
 use kase::{thread, Builder, FailureKind, Persist};
 
-/// A fresh, empty directory for one test.
-fn temp_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kase-persist-{}-{test}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use crate::common::temp_dir;
 
 /// A lost update; with `fixed`, the increments are atomic.
 fn counter(fixed: bool) -> impl Fn() + Sync {
@@ -57,12 +51,12 @@ fn builder(dir: &Path, name: &str) -> Builder {
 
 /// The line of this file holding `code` (first occurrence).
 fn line_of(code: &str) -> usize {
-    let source = include_str!("persist.rs");
+    let source = include_str!("regression_files.rs");
     source
         .lines()
         .position(|l| l.trim() == code)
         .map(|i| i + 1)
-        .unwrap_or_else(|| panic!("{code:?} is not in persist.rs"))
+        .unwrap_or_else(|| panic!("{code:?} is not in regression_files.rs"))
 }
 
 /// The lines of `path` that are not comments.
@@ -77,7 +71,7 @@ fn entries(path: &Path) -> Vec<String> {
 
 #[test]
 fn a_failure_is_saved_once_and_replayed_first() {
-    let dir = temp_dir("round_trip");
+    let dir = temp_dir("persist-round_trip");
     let file = dir.join("my_crate.counters.txt");
 
     let first = builder(&dir, "my_crate::counters::lost_update").explore(counter(false));
@@ -95,7 +89,7 @@ fn a_failure_is_saved_once_and_replayed_first() {
     assert_eq!(
         entries(&file),
         [format!(
-            "lost_update {schedule}  # panic: main panicked at tests/persist.rs:{line}:9: an increment was lost"
+            "lost_update {schedule}  # panic: main panicked at tests/reports/regression_files.rs:{line}:9: an increment was lost"
         )]
     );
     let report = failure.to_string();
@@ -144,7 +138,7 @@ fn racy_read(bad: usize) -> impl Fn() + Sync {
 
 #[test]
 fn saved_schedules_run_before_exploration_and_outside_its_budget() {
-    let dir = temp_dir("order");
+    let dir = temp_dir("persist-order");
     let name = "order::racy_read";
 
     // With a budget of one execution, exploring alone does not find the
@@ -182,7 +176,7 @@ fn saved_schedules_run_before_exploration_and_outside_its_budget() {
 
 #[test]
 fn unreadable_lines_are_skipped_with_a_warning_and_the_file_is_only_appended_to() {
-    let dir = temp_dir("unreadable");
+    let dir = temp_dir("persist-unreadable");
     let file = dir.join("hand.txt");
     let original = "# written by hand\n\
                     fails_late kase1:1.x  # a typo\n\
@@ -227,7 +221,7 @@ fn unreadable_lines_are_skipped_with_a_warning_and_the_file_is_only_appended_to(
 
 #[test]
 fn stale_schedules_are_warnings_not_failures() {
-    let dir = temp_dir("stale");
+    let dir = temp_dir("persist-stale");
     let name = "stale::counter";
     let saved = builder(&dir, name).explore(counter(false));
     assert!(saved.failure().is_some());
@@ -243,7 +237,7 @@ fn stale_schedules_are_warnings_not_failures() {
         "{warnings}"
     );
     assert!(
-        warnings.contains("no longer fails (when saved: panic: main panicked at tests/persist.rs:"),
+        warnings.contains("no longer fails (when saved: panic: main panicked at tests/reports/regression_files.rs:"),
         "{warnings}"
     );
 
@@ -262,7 +256,7 @@ fn stale_schedules_are_warnings_not_failures() {
 
 #[test]
 fn print_mode_prints_the_line_and_writes_nothing() {
-    let dir = temp_dir("print");
+    let dir = temp_dir("persist-print");
     let report = builder(&dir, "print::counter")
         .persist(Persist::Print)
         .explore(counter(false));
@@ -284,7 +278,7 @@ fn print_mode_prints_the_line_and_writes_nothing() {
 
 #[test]
 fn nothing_is_saved_when_off_or_unnamed() {
-    let dir = temp_dir("off");
+    let dir = temp_dir("persist-off");
     let off = builder(&dir, "off::counter")
         .persist(Persist::Off)
         .explore(counter(false));
@@ -300,7 +294,7 @@ fn nothing_is_saved_when_off_or_unnamed() {
 
 #[test]
 fn an_explicit_replay_neither_reads_nor_writes_the_file() {
-    let dir = temp_dir("explicit");
+    let dir = temp_dir("persist-explicit");
     let saved = builder(&dir, "explicit::counter").explore(counter(false));
     let schedule = saved.failure().unwrap().schedule().to_string();
     let before = fs::read_to_string(dir.join("explicit.txt")).unwrap();
@@ -319,7 +313,7 @@ fn an_explicit_replay_neither_reads_nor_writes_the_file() {
     let _ = fs::remove_dir_all(&dir);
 }
 
-/// Saved (by the attribute) to this crate's `kase-regressions/persist.txt`,
+/// Saved (by the attribute) to this crate's `kase-regressions/reports.regression_files.txt`,
 /// which is checked in: every run replays it first.
 #[kase::test(expect = "panic", persist = true)]
 fn attribute_saves_to_the_crates_regression_directory() {
@@ -329,7 +323,8 @@ fn attribute_saves_to_the_crates_regression_directory() {
 #[test]
 fn the_attribute_names_the_file_after_the_module_and_the_line_after_the_test() {
     attribute_saves_to_the_crates_regression_directory();
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("kase-regressions/persist.txt");
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("kase-regressions/reports.regression_files.txt");
     let lines = entries(&file);
     assert!(
         lines

@@ -1,0 +1,15 @@
+//! The std surface kase models (`kase::sync`, `kase::thread`, `kase::cell`):
+//! each shim's semantics inside a model, trace counts against the exhaustive
+//! oracle, and std behaviour outside a model. One test binary for all of
+//! them; each module's header says what it checks.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod arc_leaks;
+mod barrier_once_lazy_mpsc;
+mod data_races;
+mod runtime_limits_and_std_fallback;
+mod rwlock_condvar;
+mod static_locks_restart;
+mod threads;
