@@ -11,5 +11,6 @@ mod barrier_once_lazy_mpsc;
 mod data_races;
 mod runtime_limits_and_std_fallback;
 mod rwlock_condvar;
+mod seqcst_fences;
 mod static_locks_restart;
 mod threads;

@@ -15,4 +15,5 @@ mod hostile_input;
 mod progress_lines;
 mod regression_files;
 mod replay;
+mod settings_grammar;
 mod stops_instead_of_hanging;

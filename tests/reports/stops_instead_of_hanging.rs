@@ -287,7 +287,7 @@ fn a_panic_inside_kase_is_reported_as_a_kase_bug_with_the_schedule_so_far() {
         "not in the code under test",
         "Please report it",
         "`Builder::__internal_error_at` fired at step 4",
-        "kase-rt/src/explore/mod.rs",
+        "kase-rt/src/explore/runner.rs",
         "execution 1 of this exploration",
         &format!("KASE_REPLAY='{}'", failure.schedule()),
     ] {

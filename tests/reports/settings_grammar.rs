@@ -6,12 +6,12 @@
 //! The accepted strings are attributes below (they must compile) and values
 //! of the variable in a child process (this binary; environment variables
 //! are process-wide). The rejected strings are those of the compile-fail
-//! case `tests/ui/fail/bad_max_duration.rs` (run by `tests/trybuild.rs`),
+//! case `tests/ui/fail/bad_max_duration.rs` (run by `tests/attribute/compile_errors.rs`),
 //! read from that file here and set in the variable.
 
-use std::process::Command;
-
 use kase::Builder;
+
+use crate::common::child;
 
 /// `#[kase::test(max_duration = $d)]` for each string, and the list of them.
 macro_rules! accepted {
@@ -40,7 +40,7 @@ accepted! {
 /// The `max_duration` strings of the compile-fail case: every one is a
 /// compile error there.
 fn rejected_by_the_attribute() -> Vec<String> {
-    let case = include_str!("ui/fail/bad_max_duration.rs");
+    let case = include_str!("../ui/fail/bad_max_duration.rs");
     let key = "max_duration = \"";
     let rejected: Vec<String> = case
         .match_indices(key)
@@ -56,12 +56,12 @@ fn rejected_by_the_attribute() -> Vec<String> {
 /// Whether `Builder::new()` accepts `KASE_MAX_DURATION=value`, in a child
 /// process; if not, the child's panic message.
 fn env_accepts(value: &str) -> Result<(), String> {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child", "--nocapture", "--test-threads=1"])
-        .env("KASE_SETTINGS_GRAMMAR_CHILD", "1")
+    let out = child::command(module_path!(), "child")
+        .env(child::VAR, "1")
         .env("KASE_MAX_DURATION", value)
         .output()
         .unwrap();
+    child::assert_ran_one_test(&out);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     match out.status.success() {
         true => Ok(()),
@@ -73,7 +73,7 @@ fn env_accepts(value: &str) -> Result<(), String> {
 /// if it does not parse).
 #[test]
 fn child() {
-    if std::env::var_os("KASE_SETTINGS_GRAMMAR_CHILD").is_some() {
+    if child::in_child() {
         let _ = Builder::new();
     }
 }
