@@ -14,9 +14,10 @@ use crate::settings::Settings;
 /// environment variables; setters called afterwards override both.
 ///
 /// ```
-/// use kase_rt::sync::atomic::{AtomicUsize, Ordering};
-/// use kase_rt::sync::Arc;
-/// use kase_rt::{thread, Builder, Strategy};
+/// # extern crate kase_rt as kase;
+/// use kase::sync::atomic::{AtomicUsize, Ordering};
+/// use kase::sync::Arc;
+/// use kase::{thread, Builder, Strategy};
 ///
 /// let report = Builder::new().strategy(Strategy::Exhaustive).explore(|| {
 ///     let x = Arc::new(AtomicUsize::new(0));
@@ -86,9 +87,10 @@ impl Builder {
     /// under the same setting.
     ///
     /// ```
-    /// use kase_rt::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-    /// use kase_rt::sync::{Arc, Mutex};
-    /// use kase_rt::{thread, Builder};
+    /// # extern crate kase_rt as kase;
+    /// use kase::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    /// use kase::sync::{Arc, Mutex};
+    /// use kase::{thread, Builder};
     ///
     /// let model = || {
     ///     let lock = Arc::new(Mutex::new(()));
@@ -190,7 +192,8 @@ impl Builder {
     /// (`CARGO_MANIFEST_DIR`) or the current directory.
     ///
     /// ```
-    /// use kase_rt::{Builder, Persist};
+    /// # extern crate kase_rt as kase;
+    /// use kase::{Builder, Persist};
     /// let report = Builder::new()
     ///     .name("my_crate::tests::nothing")
     ///     .persist(Persist::Off)
@@ -334,10 +337,11 @@ impl Builder {
 /// with the report if it can fail.
 ///
 /// ```
-/// use kase_rt::sync::{Arc, Mutex};
-/// use kase_rt::thread;
+/// # extern crate kase_rt as kase;
+/// use kase::sync::{Arc, Mutex};
+/// use kase::thread;
 ///
-/// kase_rt::model(|| {
+/// kase::model(|| {
 ///     let counter = Arc::new(Mutex::new(0));
 ///     let handles: Vec<_> = (0..2)
 ///         .map(|_| {

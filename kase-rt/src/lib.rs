@@ -12,12 +12,13 @@
 //! `report` (failures and schedules).
 //!
 //! ```
-//! use kase_rt::sync::atomic::{AtomicUsize, Ordering};
-//! use kase_rt::sync::Arc;
-//! use kase_rt::thread;
+//! # extern crate kase_rt as kase;
+//! use kase::sync::atomic::{AtomicUsize, Ordering};
+//! use kase::sync::Arc;
+//! use kase::thread;
 //!
 //! // A lost update: both threads may read 0 before either writes.
-//! let report = kase_rt::Builder::new().explore(|| {
+//! let report = kase::Builder::new().explore(|| {
 //!     let n = Arc::new(AtomicUsize::new(0));
 //!     let m = n.clone();
 //!     let t = thread::spawn(move || {
@@ -30,7 +31,7 @@
 //!     assert_eq!(n.load(Ordering::SeqCst), 2, "lost update");
 //! });
 //! let failure = report.failure().expect("kase finds the lost update");
-//! assert_eq!(failure.kind(), kase_rt::FailureKind::Panic);
+//! assert_eq!(failure.kind(), kase::FailureKind::Panic);
 //! assert!(failure.message().unwrap().contains("lost update"));
 //! ```
 //!

@@ -292,9 +292,6 @@ impl Execution {
 
     /// Performs the current thread's announced operation: records the event
     /// with its dependence clock, then runs `effect`, which returns the
-    /// operation's result and a value worth showing in reports.
-    /// Performs the current thread's announced operation: records the event
-    /// with its dependence clock, then runs `effect`, which returns the
     /// operation's result and a value worth showing in reports, then moves
     /// the object's gate, happens-before, spin tracking and peeking past it.
     pub(crate) fn perform<R>(

@@ -1,8 +1,9 @@
 //! One execution of a model: threads as continuations, objects, the event log
 //! with dependence clocks, and the driver loop.
 //!
-//! Shims call [`visible`] for every visible operation; the explorer drives
-//! [`run`] through the [`Scheduler`] trait and only ever sees [`Action`]s.
+//! Shims call [`visible`] for every visible operation; the explorer runs
+//! executions through [`executor::Executor`], chooses threads as a
+//! [`Scheduler`], and only ever sees [`Action`]s.
 
 pub mod action;
 pub(crate) mod arcs;

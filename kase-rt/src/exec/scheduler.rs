@@ -3,8 +3,8 @@
 //! execution stopped early ([`Stop`], [`Fault`]), and its [`Outcome`].
 //!
 //! This is the whole interface between `exec` and `explore`: an explorer
-//! implements [`Scheduler`], starts executions through [`super::run`] with
-//! [`Limits`], and reads [`Outcome`]s.
+//! implements [`Scheduler`], starts executions through
+//! [`Executor::run`](super::executor::Executor::run), and reads [`Outcome`]s.
 
 use std::any::Any;
 use std::panic::Location;
@@ -149,7 +149,7 @@ pub(crate) struct Limits {
     /// Capture a backtrace at every visible operation (`KASE_BACKTRACE`).
     pub backtraces: bool,
     /// Critical-section peeking: pure parts of mutex sections run as one
-    /// step (`exec/peek.rs`).
+    /// step (`exec/peek`).
     pub peeking: bool,
 }
 
@@ -172,7 +172,7 @@ pub(crate) struct Outcome {
     /// It ran with critical-section peeking and some pure section happened
     /// (so its schedule replays only with peeking: `kase1p:`).
     pub peeking: bool,
-    /// Why peeking may have missed behaviours (`exec/peek.rs`, D1), if it
+    /// Why peeking may have missed behaviours (`exec/peek`, D1), if it
     /// may have.
     pub peek_violation: Option<String>,
 }

@@ -17,7 +17,8 @@ pub use schedule::{Schedule, ScheduleParseError};
 /// The result of an exploration.
 ///
 /// ```
-/// let report = kase_rt::Builder::new().explore(|| {});
+/// # extern crate kase_rt as kase;
+/// let report = kase::Builder::new().explore(|| {});
 /// assert!(report.complete());
 /// assert_eq!(report.executions(), 1);
 /// assert!(report.failure().is_none());

@@ -23,10 +23,11 @@ use crate::exec::ThreadIdx;
 /// thread could run are not recorded.
 ///
 /// ```
-/// let s: kase_rt::Schedule = "kase1:0.1.1.0".parse().unwrap();
+/// # extern crate kase_rt as kase;
+/// let s: kase::Schedule = "kase1:0.1.1.0".parse().unwrap();
 /// assert_eq!(s.to_string(), "kase1:0.1.1.0");
 /// assert_eq!(s.len(), 4);
-/// let e = "kase1:0.x".parse::<kase_rt::Schedule>().unwrap_err();
+/// let e = "kase1:0.x".parse::<kase::Schedule>().unwrap_err();
 /// assert_eq!(e.column(), Some(9));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]

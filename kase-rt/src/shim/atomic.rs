@@ -256,7 +256,8 @@ macro_rules! atomic_int {
         #[doc = concat!("An integer that can be shared between threads, like [`std::sync::atomic::", stringify!($name), "`].")]
         ///
         /// ```
-        #[doc = concat!("use kase_rt::sync::atomic::{", stringify!($name), ", Ordering};")]
+        /// # extern crate kase_rt as kase;
+        #[doc = concat!("use kase::sync::atomic::{", stringify!($name), ", Ordering};")]
         #[doc = concat!("static HITS: ", stringify!($name), " = ", stringify!($name), "::new(0);")]
         /// HITS.fetch_add(1, Ordering::Relaxed);
         /// assert!(HITS.load(Ordering::Relaxed) >= 1);
@@ -315,7 +316,8 @@ atomic_int! {
 /// A boolean that can be shared between threads, like [`std::sync::atomic::AtomicBool`].
 ///
 /// ```
-/// use kase_rt::sync::atomic::{AtomicBool, Ordering};
+/// # extern crate kase_rt as kase;
+/// use kase::sync::atomic::{AtomicBool, Ordering};
 /// let flag = AtomicBool::new(false);
 /// assert!(!flag.fetch_or(true, Ordering::AcqRel));
 /// assert!(flag.load(Ordering::Acquire));
@@ -376,7 +378,8 @@ impl fmt::Debug for AtomicBool {
 /// A raw pointer that can be shared between threads, like [`std::sync::atomic::AtomicPtr`].
 ///
 /// ```
-/// use kase_rt::sync::atomic::{AtomicPtr, Ordering};
+/// # extern crate kase_rt as kase;
+/// use kase::sync::atomic::{AtomicPtr, Ordering};
 /// let mut value = 5;
 /// let p = AtomicPtr::new(std::ptr::null_mut());
 /// p.store(&mut value, Ordering::Release);

@@ -13,10 +13,11 @@ use super::mutex::Mutex;
 /// computation, a drop-in for [`std::sync::Barrier`].
 ///
 /// ```
-/// use kase_rt::sync::{Arc, Barrier};
-/// use kase_rt::thread;
+/// # extern crate kase_rt as kase;
+/// use kase::sync::{Arc, Barrier};
+/// use kase::thread;
 ///
-/// kase_rt::model(|| {
+/// kase::model(|| {
 ///     let barrier = Arc::new(Barrier::new(2));
 ///     let b = barrier.clone();
 ///     let t = thread::spawn(move || b.wait().is_leader());

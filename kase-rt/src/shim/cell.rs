@@ -20,17 +20,18 @@ use crate::exec::{self, ObjectIdx, OpKind};
 /// for data races.
 ///
 /// ```
-/// use kase_rt::cell::UnsafeCell;
-/// use kase_rt::sync::atomic::{AtomicBool, Ordering};
-/// use kase_rt::sync::Arc;
-/// use kase_rt::thread;
+/// # extern crate kase_rt as kase;
+/// use kase::cell::UnsafeCell;
+/// use kase::sync::atomic::{AtomicBool, Ordering};
+/// use kase::sync::Arc;
+/// use kase::thread;
 ///
 /// struct Slot(UnsafeCell<u32>, AtomicBool);
 /// // SAFETY (for this example): the flag orders the accesses.
 /// unsafe impl Sync for Slot {}
 ///
 /// // Publishing with a Relaxed flag does not order the data: a data race.
-/// let report = kase_rt::Builder::new().explore(|| {
+/// let report = kase::Builder::new().explore(|| {
 ///     let slot = Arc::new(Slot(UnsafeCell::new(0), AtomicBool::new(false)));
 ///     let s = slot.clone();
 ///     let t = thread::spawn(move || {
@@ -42,7 +43,7 @@ use crate::exec::{self, ObjectIdx, OpKind};
 ///     }
 ///     t.join().unwrap();
 /// });
-/// assert_eq!(report.failure().unwrap().kind(), kase_rt::FailureKind::DataRace);
+/// assert_eq!(report.failure().unwrap().kind(), kase::FailureKind::DataRace);
 /// ```
 ///
 /// Unlike std's, this cell is not guaranteed to have the layout of `T`: it

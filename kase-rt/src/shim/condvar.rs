@@ -25,10 +25,11 @@ use super::mutex::{Mutex, MutexGuard};
 /// A condition variable, a drop-in for [`std::sync::Condvar`].
 ///
 /// ```
-/// use kase_rt::sync::{Arc, Condvar, Mutex};
-/// use kase_rt::thread;
+/// # extern crate kase_rt as kase;
+/// use kase::sync::{Arc, Condvar, Mutex};
+/// use kase::thread;
 ///
-/// kase_rt::model(|| {
+/// kase::model(|| {
 ///     let pair = Arc::new((Mutex::new(false), Condvar::new()));
 ///     let pair2 = Arc::clone(&pair);
 ///     let t = thread::spawn(move || {

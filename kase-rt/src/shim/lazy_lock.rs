@@ -18,7 +18,8 @@ use crate::exec::error::usage_error;
 /// [`std::sync::LazyLock`].
 ///
 /// ```
-/// use kase_rt::sync::LazyLock;
+/// # extern crate kase_rt as kase;
+/// use kase::sync::LazyLock;
 ///
 /// static ANSWER: LazyLock<String> = LazyLock::new(|| "42".repeat(2));
 /// assert_eq!(*ANSWER, "4242");

@@ -288,10 +288,11 @@ impl<T> Shared<T> {
 /// never blocks.
 ///
 /// ```
-/// use kase_rt::sync::mpsc;
-/// use kase_rt::thread;
+/// # extern crate kase_rt as kase;
+/// use kase::sync::mpsc;
+/// use kase::thread;
 ///
-/// kase_rt::model(|| {
+/// kase::model(|| {
 ///     let (tx, rx) = mpsc::channel();
 ///     let tx2 = tx.clone();
 ///     let a = thread::spawn(move || tx.send(1).unwrap());
@@ -320,10 +321,11 @@ pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
 /// has taken the message.
 ///
 /// ```
-/// use kase_rt::sync::mpsc;
-/// use kase_rt::thread;
+/// # extern crate kase_rt as kase;
+/// use kase::sync::mpsc;
+/// use kase::thread;
 ///
-/// kase_rt::model(|| {
+/// kase::model(|| {
 ///     let (tx, rx) = mpsc::sync_channel(0);
 ///     let t = thread::spawn(move || tx.send(7).unwrap()); // returns once received
 ///     assert_eq!(rx.recv(), Ok(7));

@@ -21,7 +21,8 @@ use super::poison::{lock_result, PoisonFlag};
 /// A mutual exclusion primitive, a drop-in for [`std::sync::Mutex`].
 ///
 /// ```
-/// use kase_rt::sync::Mutex;
+/// # extern crate kase_rt as kase;
+/// use kase::sync::Mutex;
 ///
 /// static COUNT: Mutex<u32> = Mutex::new(0); // `const fn new`, as in std
 /// *COUNT.lock().unwrap() += 1;

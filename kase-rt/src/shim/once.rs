@@ -28,7 +28,8 @@ const QUEUED: u8 = 0b100;
 /// [`std::sync::Once`].
 ///
 /// ```
-/// use kase_rt::sync::Once;
+/// # extern crate kase_rt as kase;
+/// use kase::sync::Once;
 ///
 /// static INIT: Once = Once::new(); // `const fn new`, as in std
 /// let mut runs = 0;

@@ -16,7 +16,8 @@ use super::once::Once;
 /// a drop-in for [`std::sync::OnceLock`].
 ///
 /// ```
-/// use kase_rt::sync::OnceLock;
+/// # extern crate kase_rt as kase;
+/// use kase::sync::OnceLock;
 ///
 /// static CELL: OnceLock<u32> = OnceLock::new(); // `const fn new`, as in std
 /// assert_eq!(CELL.get(), None);

@@ -18,9 +18,10 @@ use super::thread::Thread;
 /// [`Thread::unpark`], consuming it; like [`std::thread::park`].
 ///
 /// ```
-/// use kase_rt::thread;
+/// # extern crate kase_rt as kase;
+/// use kase::thread;
 ///
-/// kase_rt::model(|| {
+/// kase::model(|| {
 ///     let main = thread::current();
 ///     let t = thread::spawn(move || main.unpark());
 ///     thread::park(); // returns once the token is there

@@ -21,7 +21,8 @@ use super::poison::{lock_result, PoisonFlag};
 /// A reader–writer lock, a drop-in for [`std::sync::RwLock`].
 ///
 /// ```
-/// use kase_rt::sync::RwLock;
+/// # extern crate kase_rt as kase;
+/// use kase::sync::RwLock;
 ///
 /// let lock = RwLock::new(5);
 /// {

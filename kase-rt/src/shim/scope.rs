@@ -86,10 +86,11 @@ enum HandleInner<'scope, T> {
 /// (the one `#[should_panic(expected = ...)]` sees).
 ///
 /// ```
-/// use kase_rt::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-/// use kase_rt::thread;
+/// # extern crate kase_rt as kase;
+/// use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+/// use kase::thread;
 ///
-/// kase_rt::model(|| {
+/// kase::model(|| {
 ///     let hits = AtomicUsize::new(0); // borrowed, not shared through an Arc
 ///     let mut names = vec!["a"];
 ///     thread::scope(|s| {

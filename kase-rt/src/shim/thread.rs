@@ -17,7 +17,8 @@ pub use std::thread::{available_parallelism, panicking, Result};
 /// Spawns a new thread, like [`std::thread::spawn`].
 ///
 /// ```
-/// let handle = kase_rt::thread::spawn(|| 6 * 7);
+/// # extern crate kase_rt as kase;
+/// let handle = kase::thread::spawn(|| 6 * 7);
 /// assert_eq!(handle.join().unwrap(), 42);
 /// ```
 #[track_caller]
@@ -268,12 +269,13 @@ pub fn yield_now() {
 /// thread with `sleep` instead of synchronising with it is caught.
 ///
 /// ```
-/// use kase_rt::sync::atomic::{AtomicBool, Ordering::SeqCst};
-/// use kase_rt::sync::Arc;
-/// use kase_rt::thread;
+/// # extern crate kase_rt as kase;
+/// use kase::sync::atomic::{AtomicBool, Ordering::SeqCst};
+/// use kase::sync::Arc;
+/// use kase::thread;
 /// use std::time::Duration;
 ///
-/// let report = kase_rt::Builder::new().explore(|| {
+/// let report = kase::Builder::new().explore(|| {
 ///     let done = Arc::new(AtomicBool::new(false));
 ///     let d = done.clone();
 ///     let t = thread::spawn(move || d.store(true, SeqCst));

@@ -17,9 +17,10 @@ use super::thread::{spawn_model, JoinHandle};
 /// kase's reports show it next to the thread's number (`thread 1 (worker)`).
 ///
 /// ```
-/// use kase_rt::thread;
+/// # extern crate kase_rt as kase;
+/// use kase::thread;
 ///
-/// kase_rt::model(|| {
+/// kase::model(|| {
 ///     let handle = thread::Builder::new()
 ///         .name("worker".into())
 ///         .spawn(|| thread::current().name().map(str::to_owned))
@@ -110,9 +111,10 @@ impl Builder {
     /// If the name contains null bytes.
     ///
     /// ```
-    /// use kase_rt::thread;
+    /// # extern crate kase_rt as kase;
+    /// use kase::thread;
     ///
-    /// kase_rt::model(|| {
+    /// kase::model(|| {
     ///     let mut total = 0;
     ///     thread::scope(|s| {
     ///         thread::Builder::new()

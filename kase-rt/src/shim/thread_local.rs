@@ -31,16 +31,17 @@ use crate::exec::{self};
 /// `std::thread_local!` in the code they rewrite into this macro.
 ///
 /// ```
+/// # extern crate kase_rt as kase;
 /// use std::cell::Cell;
-/// use kase_rt::thread;
+/// use kase::thread;
 ///
-/// kase_rt::thread_local! {
+/// kase::thread_local! {
 ///     static COUNT: Cell<u32> = const { Cell::new(0) };
 ///     /// Attributes and docs are kept.
 ///     pub static NAME: String = String::from("none");
 /// }
 ///
-/// kase_rt::model(|| {
+/// kase::model(|| {
 ///     COUNT.set(1);
 ///     let t = thread::spawn(|| COUNT.get()); // a fresh value in each thread
 ///     assert_eq!(t.join().unwrap(), 0);
