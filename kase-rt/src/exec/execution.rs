@@ -95,8 +95,8 @@ impl Execution {
             teardown: false,
         };
         let object = exec.add_object(ObjectDetail::Thread(ThreadIdx::MAIN));
-        let mut main = ThreadState::new(ThreadIdx::MAIN, object, VectorClock::new());
-        main.hb = ThreadHb::new(ThreadIdx::MAIN, &VectorClock::new());
+        // Main's happens-before starts empty (`ThreadState::new`).
+        let main = ThreadState::new(ThreadIdx::MAIN, object, VectorClock::new());
         exec.add_thread(main);
         exec
     }
@@ -259,7 +259,7 @@ impl Execution {
         let unwinding = std::thread::panicking();
         // Inside a pure part of a critical section the thread runs on: the
         // part is one step (exec/peek).
-        let pure = self.thread(action.thread).pure.is_some();
+        let pure = self.thread(action.thread).peek.pure.is_some();
         let switch = kind.is_scheduling_point() && !unwinding && !pure;
         if unwinding && kind.is_scheduling_point() {
             self.unwinding_steps += 1;
@@ -495,7 +495,7 @@ impl Execution {
     pub(super) fn perform_exit(&mut self) {
         let me = self.current;
         let epoch = self.thread(me).hb.clock.get(me);
-        self.thread_mut(me).exit_epoch = epoch;
+        self.thread_mut(me).hb.exit_epoch = epoch;
         self.perform(|_, _| ((), None));
         if me == ThreadIdx::MAIN && self.fault.is_none() {
             // The model closure returned: every thread it spawned must have
@@ -507,7 +507,7 @@ impl Execution {
                 .threads
                 .iter()
                 .flatten()
-                .filter(|t| t.idx != me && !(t.finished && main.get(t.idx) >= t.exit_epoch))
+                .filter(|t| t.idx != me && !(t.finished && main.get(t.idx) >= t.hb.exit_epoch))
                 .map(|t| (t.idx, t.spawned_at))
                 .collect();
             if !running.is_empty() {

@@ -25,7 +25,7 @@ use super::object::ObjectDetail;
 use super::scheduler::Fault;
 
 /// A thread's happens-before state.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct ThreadHb {
     /// What this thread's next access happens after.
     pub clock: VectorClock,
@@ -34,6 +34,9 @@ pub(crate) struct ThreadHb {
     /// Its clock at its last release fence, published by later Relaxed
     /// stores and read-modify-writes.
     fence_release: Option<VectorClock>,
+    /// Its own component at its exit (a joiner's clock covers the exit when
+    /// it reaches this); `u32::MAX` while it runs.
+    pub exit_epoch: u32,
 }
 
 impl ThreadHb {
@@ -43,7 +46,9 @@ impl ThreadHb {
         clock.set(thread, 1);
         ThreadHb {
             clock,
-            ..Default::default()
+            fence_acquire: VectorClock::new(),
+            fence_release: None,
+            exit_epoch: u32::MAX,
         }
     }
 

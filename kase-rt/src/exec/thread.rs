@@ -9,7 +9,7 @@ use super::clock::VectorClock;
 use super::continuation::Suspend;
 use super::hb::ThreadHb;
 use super::local::Locals;
-use super::peek::{Hold, PurePart};
+use super::peek::ThreadPeek;
 use super::spin::SpinTrack;
 
 /// Names threads by spawn path: the `k`-th child of a parent is the same
@@ -72,19 +72,14 @@ pub(crate) struct ThreadState {
     pub park: Option<ObjectIdx>,
     /// Its happens-before clocks.
     pub hb: ThreadHb,
-    /// Its own happens-before component at its exit (a joiner's clock
-    /// covers the exit when it reaches this).
-    pub exit_epoch: u32,
     /// Where it was spawned (`None` for main).
     pub spawned_at: Option<&'static Location<'static>>,
     /// What it did since its last yield (is it spinning?).
     pub spin: SpinTrack,
     /// Its `thread_local!` values.
     pub locals: Locals,
-    /// The pure part of a critical section it is in (peeking).
-    pub pure: Option<PurePart>,
-    /// The locks it holds (peeking; pure or upgraded).
-    pub held: Vec<Hold>,
+    /// Critical-section peeking: its pure part and the locks it holds.
+    pub peek: ThreadPeek,
 }
 
 impl ThreadState {
@@ -99,13 +94,11 @@ impl ThreadState {
             finished: false,
             suspender: None,
             park: None,
-            hb: ThreadHb::default(),
+            hb: ThreadHb::new(idx, &VectorClock::new()),
             spin: SpinTrack::Nothing,
             spawned_at: None,
-            exit_epoch: u32::MAX,
             locals: Locals::default(),
-            pure: None,
-            held: Vec::new(),
+            peek: ThreadPeek::default(),
         }
     }
 }

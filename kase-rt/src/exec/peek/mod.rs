@@ -55,6 +55,15 @@ pub(crate) fn release(held: &mut Vec<Hold>, hold: Hold) {
     }
 }
 
+/// What peeking keeps of one thread.
+#[derive(Debug, Default)]
+pub(crate) struct ThreadPeek {
+    /// The pure part of a critical section it is in.
+    pub pure: Option<PurePart>,
+    /// The locks it holds (pure or upgraded).
+    pub held: Vec<Hold>,
+}
+
 /// The pure part a thread is in.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PurePart {

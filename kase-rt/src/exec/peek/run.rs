@@ -16,7 +16,7 @@ impl Execution {
     /// Whether the current thread is inside a pure part of a critical
     /// section (its memory accesses are events, never choice points).
     pub(crate) fn in_pure_part(&self) -> bool {
-        self.peeking && !self.teardown && self.thread(self.current).pure.is_some()
+        self.peeking && !self.teardown && self.thread(self.current).peek.pure.is_some()
     }
 
     /// Whether critical-section peeking is on (and the execution running).
@@ -46,7 +46,7 @@ impl Execution {
         location: &'static Location<'static>,
     ) {
         let t = self.current;
-        let Some(part) = self.thread(t).pure else {
+        let Some(part) = self.thread(t).peek.pure else {
             return;
         };
         let own_unlock = if part.shared {
@@ -87,7 +87,7 @@ impl Execution {
             ObjectDetail::RwLock(_) => (true, true),
             _ => return kind,
         };
-        let pure = self.thread(self.current).pure.filter(|p| p.lock == o);
+        let pure = self.thread(self.current).peek.pure.filter(|p| p.lock == o);
         let panicking = std::thread::panicking();
         match kind {
             OpKind::Lock if peekable && !panicking => OpKind::PeekLock,
@@ -125,7 +125,7 @@ impl Execution {
                 });
                 Some(self.sections.all.len() - 1)
             }
-            _ => self.thread(t).pure.map(|p| p.section),
+            _ => self.thread(t).peek.pure.map(|p| p.section),
         };
         let Some(object) = action.object.filter(|_| action.kind.props().peek_tagged) else {
             return section;
@@ -153,6 +153,7 @@ impl Execution {
                     self.thread_mut(t).hb.acquire(&release);
                 } else if !self
                     .thread(t)
+                    .peek
                     .held
                     .iter()
                     .any(|h| h.excludes(other.lock, other.shared))
@@ -221,13 +222,13 @@ impl Execution {
                 let section = section.or_internal("a PeekLock without its section");
                 let shared = action.kind == OpKind::PeekReadLock;
                 let thread = self.thread_mut(t);
-                thread.pure = Some(PurePart {
+                thread.peek.pure = Some(PurePart {
                     lock,
                     shared,
                     section,
                     steps: 0,
                 });
-                thread.held.push(hold(lock, shared));
+                thread.peek.held.push(hold(lock, shared));
             }
             (kind, Some(lock)) if kind.ends_pure_part() => {
                 let release = self.thread(t).hb.clock.clone();
@@ -237,38 +238,40 @@ impl Execution {
                     record.release = release;
                 }
                 let thread = self.thread_mut(t);
-                thread.pure = None;
+                thread.peek.pure = None;
                 match kind {
-                    OpKind::PeekUnlock => super::release(&mut thread.held, hold(lock, false)),
-                    OpKind::PeekReadUnlock => super::release(&mut thread.held, hold(lock, true)),
+                    OpKind::PeekUnlock => super::release(&mut thread.peek.held, hold(lock, false)),
+                    OpKind::PeekReadUnlock => {
+                        super::release(&mut thread.peek.held, hold(lock, true))
+                    }
                     _ => {}
                 }
             }
             (OpKind::Lock | OpKind::TryLock, Some(o)) if acquired && is_lock(self, o) => {
-                self.thread_mut(t).held.push(hold(o, false));
+                self.thread_mut(t).peek.held.push(hold(o, false));
             }
             (OpKind::SharedLock | OpKind::SharedTryLock, Some(o)) if acquired => {
-                self.thread_mut(t).held.push(hold(o, true));
+                self.thread_mut(t).peek.held.push(hold(o, true));
             }
             (OpKind::Unlock, Some(o)) => {
-                super::release(&mut self.thread_mut(t).held, hold(o, false))
+                super::release(&mut self.thread_mut(t).peek.held, hold(o, false))
             }
             (OpKind::SharedUnlock, Some(o)) => {
-                super::release(&mut self.thread_mut(t).held, hold(o, true));
+                super::release(&mut self.thread_mut(t).peek.held, hold(o, true));
             }
             (OpKind::Downgrade, Some(o)) => {
-                let held = &mut self.thread_mut(t).held;
+                let held = &mut self.thread_mut(t).peek.held;
                 super::release(held, hold(o, false));
                 held.push(hold(o, true));
             }
             _ => {
-                if let Some(part) = &mut self.thread_mut(t).pure {
+                if let Some(part) = &mut self.thread_mut(t).peek.pure {
                     part.steps += 1;
                 }
             }
         }
         if let Some(object) = action.object.filter(|_| action.kind.props().peek_tagged) {
-            let mut holds = self.thread(t).held.clone();
+            let mut holds = self.thread(t).peek.held.clone();
             // It held the lock up to this event.
             match action.kind {
                 OpKind::Unlock => holds.push(hold(object, false)),
