@@ -268,20 +268,53 @@ fn por_notices_a_thread_doing_something_else_after_the_same_history() {
     );
 }
 
+/// A thread whose handle the model dropped runs to completion after the
+/// model closure returns (as under std and loom): no failure, and what it
+/// does is explored like any thread's.
 #[test]
-fn a_thread_still_running_when_the_model_returns_is_a_leak() {
-    let report = Builder::new().explore(|| {
-        let flag = std::sync::Arc::new(AtomicUsize::new(0));
-        let f = flag.clone();
-        thread::spawn(move || f.store(1, SeqCst)); // never joined
+fn a_detached_thread_runs_to_completion_after_the_model_returns() {
+    let report = crate::common::optimal(|| {
+        let x = std::sync::Arc::new(AtomicUsize::new(0));
+        let y = x.clone();
+        thread::spawn(move || {
+            y.store(1, SeqCst);
+            y.store(2, SeqCst);
+        }); // never joined
+        x.load(SeqCst);
     });
-    let failure = report
-        .failure()
-        .expect("the detached thread may outlive the model");
-    assert_eq!(failure.kind(), FailureKind::Leak);
+    assert!(report.failure().is_none(), "{report}");
+    // main's load reads 0, 1 or 2: three traces.
+    assert_eq!(report.executions(), 3, "{report}");
+
+    // Its failures are found, even those after main returned.
+    let report = Builder::new().explore(|| {
+        let x = std::sync::Arc::new(AtomicUsize::new(0));
+        let y = x.clone();
+        thread::spawn(move || {
+            y.store(1, SeqCst);
+            assert_eq!(y.load(SeqCst), 1, "main wrote in between");
+        });
+        x.store(2, SeqCst);
+    });
+    let failure = report.failure().expect("the detached thread's assertion");
+    assert_eq!(failure.kind(), FailureKind::Panic, "{failure}");
+}
+
+/// A detached thread that can never finish is a deadlock naming it.
+#[test]
+fn a_detached_thread_that_never_finishes_is_a_deadlock() {
+    let report = Builder::new().explore(|| {
+        let m = Arc::new(Mutex::new(()));
+        let guard = m.lock().unwrap();
+        std::mem::forget(guard); // main leaves the mutex locked forever
+        let m2 = m.clone();
+        thread::spawn(move || drop(m2.lock().unwrap()));
+    });
+    let failure = report.failure().expect("the thread waits forever");
+    assert_eq!(failure.kind(), FailureKind::Deadlock, "{failure}");
     let text = failure.to_string();
     assert!(
-        text.contains("still running") && text.contains("tests/reports/failure_reports.rs"),
+        text.contains("thread 1") && text.contains("tests/reports/failure_reports.rs"),
         "{text}"
     );
 }
@@ -301,7 +334,11 @@ fn joined_and_scoped_threads_do_not_leak() {
 
 #[kase::test(expect = "leak")]
 fn expect_leak_passes_when_kase_finds_one() {
-    std::thread::spawn(|| ());
+    // A reference cycle: two nodes that own each other.
+    struct Node(std::sync::Mutex<Option<std::sync::Arc<Node>>>);
+    let a = std::sync::Arc::new(Node(std::sync::Mutex::new(None)));
+    let b = std::sync::Arc::new(Node(std::sync::Mutex::new(Some(a.clone()))));
+    *a.0.lock().unwrap() = Some(b);
 }
 
 #[test]

@@ -435,7 +435,6 @@ impl Execution {
             .map(|e| e.clock.clone())
             .unwrap_or_default();
         let mut state = ThreadState::new(child, object, clock);
-        state.spawned_at = self.events.last().map(|e| e.location);
         state.hb = ThreadHb::new(child, &self.thread(parent).hb.clock);
         self.add_thread(state);
         self.unstarted.push_back((child, body));
@@ -492,28 +491,12 @@ impl Execution {
         }
     }
 
+    /// The current thread's exit. When main's exits (the model closure
+    /// returned), threads it spawned and did not join go on: they run to
+    /// completion, as under loom (std would let them outlive `main` too; a
+    /// detached thread is no failure, one that can never finish deadlocks).
     pub(super) fn perform_exit(&mut self) {
-        let me = self.current;
-        let epoch = self.thread(me).hb.clock.get(me);
-        self.thread_mut(me).hb.exit_epoch = epoch;
         self.perform(|_, _| ((), None));
-        if me == ThreadIdx::MAIN && self.fault.is_none() {
-            // The model closure returned: every thread it spawned must have
-            // ended *before*, i.e. its exit happens-before main's (a join).
-            // A thread that merely finished first in this interleaving could
-            // finish later in another, so this does not depend on the order.
-            let main = self.thread(me).hb.clock.clone();
-            let running: Vec<_> = self
-                .threads
-                .iter()
-                .flatten()
-                .filter(|t| t.idx != me && !(t.finished && main.get(t.idx) >= t.hb.exit_epoch))
-                .map(|t| (t.idx, t.spawned_at))
-                .collect();
-            if !running.is_empty() {
-                self.fault = Some(Fault::Leak { running });
-            }
-        }
         let thread = self.thread_mut(self.current);
         thread.finished = true;
         thread.suspender = None;

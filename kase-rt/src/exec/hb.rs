@@ -34,9 +34,6 @@ pub(crate) struct ThreadHb {
     /// Its clock at its last release fence, published by later Relaxed
     /// stores and read-modify-writes.
     fence_release: Option<VectorClock>,
-    /// Its own component at its exit (a joiner's clock covers the exit when
-    /// it reaches this); `u32::MAX` while it runs.
-    pub exit_epoch: u32,
 }
 
 impl ThreadHb {
@@ -48,7 +45,6 @@ impl ThreadHb {
             clock,
             fence_acquire: VectorClock::new(),
             fence_release: None,
-            exit_epoch: u32::MAX,
         }
     }
 

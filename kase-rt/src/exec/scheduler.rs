@@ -66,11 +66,6 @@ pub enum Fault {
         /// The access that raced with it.
         later: CellAccess,
     },
-    /// The model closure returned while spawned threads were still running.
-    Leak {
-        /// Each such thread and where it was spawned.
-        running: Vec<(ThreadIdx, Option<&'static Location<'static>>)>,
-    },
     /// Every thread finished, but `Arc`s created in the execution are still
     /// alive: a reference cycle, a forgotten or leaked `Arc`, or a `static`
     /// keeping one past the end of the model.
@@ -104,7 +99,6 @@ impl std::fmt::Debug for Fault {
                 "DataRace({} at {}, {} at {})",
                 earlier.thread, earlier.location, later.thread, later.location
             ),
-            Fault::Leak { running } => write!(f, "Leak({} running)", running.len()),
             Fault::LeakedArcs { arcs } => write!(f, "LeakedArcs({})", arcs.len()),
             Fault::Divergence { message } => write!(f, "Divergence({message})"),
             Fault::PeekingUnsound { reason } => write!(f, "PeekingUnsound({reason})"),

@@ -72,8 +72,6 @@ pub(crate) struct ThreadState {
     pub park: Option<ObjectIdx>,
     /// Its happens-before clocks.
     pub hb: ThreadHb,
-    /// Where it was spawned (`None` for main).
-    pub spawned_at: Option<&'static Location<'static>>,
     /// What it did since its last yield (is it spinning?).
     pub spin: SpinTrack,
     /// Its `thread_local!` values.
@@ -96,7 +94,6 @@ impl ThreadState {
             park: None,
             hb: ThreadHb::new(idx, &VectorClock::new()),
             spin: SpinTrack::Nothing,
-            spawned_at: None,
             locals: Locals::default(),
             peek: ThreadPeek::default(),
         }

@@ -128,23 +128,6 @@ impl Failure {
                     None,
                 )
             }
-            Fault::Leak { running } => {
-                let mut details: Vec<String> = running
-                    .iter()
-                    .map(|(t, at)| match at {
-                        Some(at) => format!("{} (spawned at {}) is still running", names.thread(*t), location(at)),
-                        None => format!("{} is still running", names.thread(*t)),
-                    })
-                    .collect();
-                details.push("join every thread before the model closure returns (or use thread::scope)".into());
-                (
-                    FailureKind::Leak,
-                    "the model closure returned while threads it spawned were still running:".into(),
-                    details,
-                    None,
-                    None,
-                )
-            }
             Fault::LeakedArcs { arcs } => {
                 let mut details: Vec<String> = arcs
                     .iter()

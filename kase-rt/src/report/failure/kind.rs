@@ -20,8 +20,8 @@ pub enum FailureKind {
     /// Two accesses to a tracked `UnsafeCell`, at least one a write, were
     /// not ordered by happens-before.
     DataRace,
-    /// The model closure returned while threads it spawned were still
-    /// running, or every thread finished but an `Arc` created in the model
+    /// Every thread finished (threads the model did not join run to
+    /// completion after it returns), but an `Arc` created in the model
     /// (by `Arc::new` or `Arc::new_cyclic` in code that `#[kase::test]` or
     /// `#[kase::instrument]` rewrote) is still alive: a reference cycle.
     Leak,
