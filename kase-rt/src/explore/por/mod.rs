@@ -10,6 +10,8 @@ mod names;
 mod peek;
 mod prune;
 mod state;
+#[cfg(test)]
+mod tests;
 mod unfolding;
 
 use self::fast_hash::Map;
