@@ -1,4 +1,5 @@
-//! Alternatives through a comb (quasi-optimal-por.txt, §5, Definition 6).
+//! Alternatives through a comb ([QPOR, §5, Def. 6]: *Quasi-Optimal Partial
+//! Order Reduction*, Nguyen, Rodríguez, Sousa, Coti and Petrucci, CAV 2018).
 
 use super::fast_hash::{Map, Set};
 

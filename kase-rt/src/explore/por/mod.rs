@@ -1,6 +1,57 @@
-//! `Strategy::Por`: unfolding-based partial-order reduction, Algorithm 1 of
-//! quasi-optimal-por.txt run statelessly (each execution replays a prefix and
-//! then follows a clue). Design and definitions: `../POR-DESIGN.md`.
+//! `Strategy::Por`: unfolding-based partial-order reduction, [QPOR, Alg. 1]
+//! run statelessly (each execution replays a prefix and then follows a
+//! clue). Design, the generalisation from mutexes to kase's objects, and
+//! the arguments: `../POR-DESIGN.md`.
+//!
+//! Citations `[QPOR, …]` are to *Quasi-Optimal Partial Order Reduction*,
+//! Huyen T. T. Nguyen, César Rodríguez, Marcelo Sousa, Camille Coti and
+//! Laure Petrucci, CAV 2018 (LNCS 10982): Algorithm 1 and Definitions 2–4
+//! in §3, Definitions 5–6 in §5, Theorem 6 in §5.1, `cexp` in §5.3.
+//!
+//! # Paper ↔ code
+//!
+//! | paper | here |
+//! |---|---|
+//! | `U`, the events discovered so far | `Por::u`: [`Unfolding`] (`unfolding.rs`) |
+//! | event `e = ⟨a, H⟩` | [`unfolding::Event`], identified by its key `(thread, pred, obj_preds, extra)`: [`Unfolding::intern`], [`Unfolding::find`] |
+//! | label `h(e)` | `Event::{thread, kind, name}`; per `(thread, pred)` the first seen in `Por::labels` (`state::Label`) |
+//! | `[e]`, the local configuration | [`Unfolding::closure`]; summarised per event by `tmax` (Def. 7) and per-object frontiers |
+//! | `e ≤ e'` (causality) | [`Unfolding::leq`] (Theorem 6: `tmax` + the thread tree) |
+//! | `e # e'` (conflict) | [`Unfolding::conflict`] (Theorem 6 generalised: per object, the write tree and its reads) |
+//! | immediate conflict | [`Unfolding::immediate_conflict`]; candidates: [`Unfolding::neighbours`] |
+//! | thread tree, lock tree (§5.1) | `Event::thread_parent`/`depth`; `Event::write`/`write_depth` (one write tree per object) |
+//! | `lmax(e, l)` (Def. 7) | the frontier of `l` in `[e]`: [`Frontier`] (= `exec::dependence::LastAccesses`), [`Unfolding::frontier`] |
+//! | `C`, the configuration explored | `Por::run.config` (`state::CurrentRun`, in execution order) |
+//! | `D` | `Por::tree.in_d` (`state::Tree`), units by their last event |
+//! | `A` (= `J \ C`) | `Por::plan.guide` (`state::Plan`) |
+//! | `J`, a clue / alternative (Def. 2, 4) | the set [`Por::alternative`] returns (`comb.rs`) |
+//! | `Alt(C, D ∪ {e})` (Def. 3) | [`Por::alternative`] |
+//! | k-partial alternative (Def. 5) | [`Alternatives::KPartial`]; [`Alternatives::Optimal`] is ∞-partial |
+//! | comb, spikes, combinations (Def. 6) | `Por::alternative` builds the spikes, `Por::combine` searches them (`comb.rs`) |
+//! | `ex(C)`, `cex(C)`, `cexp(C)` (§5.3) | [`Por::add_extensions`] (`extensions.rs`): re-places each event of `C` after every earlier write of its object |
+//! | `en(C)` | the execution's enabled threads (`ChoicePoint::enabled`) and the events they would produce: `Por::would_be` |
+//! | `Explore(C, D, A)`, the recursion | one [`state::Node`] per choice point (`Por::tree.nodes`) |
+//!
+//! Algorithm 1, line by line:
+//!
+//! | line | here |
+//! |---|---|
+//! | 1–2 `U := ∅`, `Explore(∅, ∅, ∅)` | [`Por::new`]; the first execution |
+//! | 4 add `ex(C)` to `U` | events as they run: `Por::sync`/`Por::process`; `cex(C)` after the execution: `Por::absorb` → [`Por::add_extensions`] |
+//! | 5 `en(C) ⊆ D`: return | [`Scheduler::choose`] returns `Stop::Redundant` (sleep-set blocked, counted) |
+//! | 6–7 choose `e ∈ en(C) \ D` | `choose`, "line 7": the current thread if its next unit is not in `D` (`Por::next_unit_in_d`), else the first such thread |
+//! | 8–9 choose `e ∈ A ∩ en(C)` | `choose`, the `guided` branch |
+//! | 10 `Explore(C ∪ {e}, D, A \ {e})` | the execution goes on; `Node::event` records `e` |
+//! | 11 `∃ J ∈ Alt(C, D ∪ {e})` | [`Explorer::advance`], deepest node first: `Por::add_to_d`, then [`Por::alternative`] |
+//! | 12 `Explore(C, D ∪ {e}, J \ C)` | `advance` sets `plan` (replay `C`'s schedule, guide `J \ C`) and starts a new execution |
+//! | 13 `U := U ∩ Q(C, D)` | `prune.rs`: `Por::maybe_prune`, when `U` doubled |
+//! | 14–25 `cexp` | `extensions.rs` (reads, writes with subsets of reads, gates; not only `acq`) |
+//!
+//! Files: `unfolding.rs` (`U`, `≤`, `#`), `extensions.rs` (`cexp`),
+//! `comb.rs` (`Alt`), `prune.rs` (line 13), `names.rs` (object names across
+//! executions), `peek.rs` (critical-section peeking: rule R, units),
+//! `state.rs` (the explorer's state by lifetime), `bench.rs` (hooks for
+//! the engine benchmarks), `fast_hash.rs`, `tests.rs`.
 
 pub(crate) mod bench;
 mod comb;
@@ -26,7 +77,7 @@ use self::state::{Counters, CurrentRun, Label, Node, ObjState, Plan, Tree};
 use self::unfolding::{EventId, Frontier, Unfolding};
 use super::Explorer;
 
-/// How alternatives are computed (quasi-optimal-por.txt, Definition 5).
+/// How alternatives are computed ([QPOR, Def. 5]: k-partial alternatives).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Alternatives {
     /// Full alternatives: exactly one execution per Mazurkiewicz trace, no
@@ -45,7 +96,7 @@ pub(crate) struct Por {
     // The whole exploration: what was learnt about the program.
     /// `U`: the events discovered so far, with causality and conflict.
     u: Unfolding,
-    /// Full or k-partial alternatives (Definition 5 of [QPOR]).
+    /// Full or k-partial alternatives ([QPOR, Def. 5]).
     alternatives: Alternatives,
     /// Thread `t`'s action after event `p` is a function of `p`: what each
     /// such action was when first seen.

@@ -1,5 +1,7 @@
-//! The unfolding and the explorer on small examples: the relations of
-//! [QPOR] §2 (`≤`, `#`, `ex`/`en`/`cex`) built event by event with
+//! The unfolding and the explorer on small examples ([QPOR, …] is *Quasi-Optimal
+//! Partial Order Reduction*, Nguyen, Rodríguez, Sousa, Coti and Petrucci,
+//! CAV 2018): the relations of
+//! [QPOR, §2] (`≤`, `#`, `ex`/`en`/`cex`) built event by event with
 //! [`Unfolding::intern`], `cexp` through one real execution, and the number
 //! of executions against the exhaustive oracle's count of traces, including
 //! the program of [QPOR, Fig. 1] (2n traces for n writers).
@@ -37,7 +39,7 @@ fn is_configuration(u: &Unfolding, events: &[EventId]) -> bool {
     closed && free
 }
 
-/// `ex(C)`, `en(C)`, `cex(C)` restricted to `candidates` ([QPOR] §2):
+/// `ex(C)`, `en(C)`, `cex(C)` restricted to `candidates` ([QPOR, §2]):
 /// extensions have their strict history in `C`; the enabled ones also
 /// extend it to a configuration.
 fn extensions(
@@ -274,7 +276,7 @@ fn reader_and_two_writers() {
 /// [QPOR, Fig. 1(a)]: writers `w_i` each store to their own `x_i`; `count`
 /// increments `c` n − 1 times; the master (main) reads `c` into `i` and
 /// stores to `x_i`. The read has n places among the increments, and the
-/// master's store races with exactly one writer: 2n traces. [QPOR] §1
+/// master's store races with exactly one writer: 2n traces. [QPOR, §1]
 /// shows source-set DPOR exploring O(2ⁿ) executions of it and 2-partial
 /// alternatives being optimal (each race is coupled with at most one
 /// other).
@@ -300,7 +302,7 @@ fn fig1(n: usize) {
     }
 }
 
-/// The same with a mutex around every access ([QPOR] §2: "Fig. 1(a) can be
+/// The same with a mutex around every access ([QPOR, §2]: "Fig. 1(a) can be
 /// trivially modified" to synchronise with mutexes only).
 fn fig1_with_mutexes(n: usize) {
     let xs: Arc<Vec<Mutex<usize>>> = Arc::new((0..n).map(|_| Mutex::new(0)).collect());
