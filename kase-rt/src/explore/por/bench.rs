@@ -76,15 +76,15 @@ impl UnfoldingProbe {
         let por = &mut self.por;
         let mut found = 0;
         let mut forgotten = Vec::new();
-        for i in (0..por.nodes.len()).rev() {
-            if let Some(event) = por.nodes[i].event {
+        for i in (0..por.tree.nodes.len()).rev() {
+            if let Some(event) = por.tree.nodes[i].event {
                 let unit = por.unit_rep(event);
                 por.add_to_d(unit);
                 found += usize::from(por.alternative(i, unit).is_some());
                 por.remove_from_d(unit);
             }
             // Backtracking above node `i` forgets the units it added.
-            let added = std::mem::take(&mut por.nodes[i].added);
+            let added = std::mem::take(&mut por.tree.nodes[i].added);
             for &e in &added {
                 por.remove_from_d(e);
             }
@@ -94,7 +94,7 @@ impl UnfoldingProbe {
             for &e in &added {
                 por.add_to_d(e);
             }
-            por.nodes[i].added = added;
+            por.tree.nodes[i].added = added;
         }
         found
     }

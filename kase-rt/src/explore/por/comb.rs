@@ -1,4 +1,5 @@
-//! Alternatives through a comb (quasi-optimal-por.txt, §5, Definition 6).
+//! Alternatives through a comb ([QPOR, §5, Def. 6]: *Quasi-Optimal Partial
+//! Order Reduction*, Nguyen, Rodríguez, Sousa, Coti and Petrucci, CAV 2018).
 
 use super::fast_hash::{Map, Set};
 
@@ -10,13 +11,20 @@ impl Por {
     /// event): `J \ C` for a k-partial (or full) alternative `J` to
     /// `D ∪ {event}` after `C`, or `None` if there is none.
     pub(super) fn alternative(&self, i: usize, event: EventId) -> Option<Set<EventId>> {
-        let config_len = self.nodes[i].config_len;
-        let in_c = |x: EventId| self.pos.get(&x).is_some_and(|&p| p < config_len);
-        let mut d: Vec<EventId> = self.in_d.keys().copied().filter(|&x| x != event).collect();
+        let config_len = self.tree.nodes[i].config_len;
+        let in_c = |x: EventId| self.run.pos.get(&x).is_some_and(|&p| p < config_len);
+        let mut d: Vec<EventId> = self
+            .tree
+            .in_d
+            .keys()
+            .copied()
+            .filter(|&x| x != event)
+            .collect();
         d.sort_unstable();
         d.push(event);
         // The maximal events of C: each thread's last one.
         let maximal: Vec<EventId> = self
+            .run
             .positions
             .iter()
             .filter_map(|events| {

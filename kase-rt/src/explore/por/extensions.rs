@@ -27,7 +27,7 @@ impl Por {
         // The write chain of every object in C, and the reads of each write.
         let mut writes: Map<Name, Vec<Option<EventId>>> = Map::default();
         let mut reads: Map<(Name, Option<EventId>), Vec<EventId>> = Map::default();
-        for &e in &self.config {
+        for &e in &self.run.config {
             let ev = self.u.get(e);
             let Some(name) = ev.name else { continue };
             let name = self.u.names.find(name);
@@ -53,7 +53,7 @@ impl Por {
             reads,
             position,
         };
-        let config = self.config.clone();
+        let config = self.run.config.clone();
         for e in config {
             let ev = self.u.get(e);
             if let Some(name) = ev.name {

@@ -1,6 +1,57 @@
-//! `Strategy::Por`: unfolding-based partial-order reduction, Algorithm 1 of
-//! quasi-optimal-por.txt run statelessly (each execution replays a prefix and
-//! then follows a clue). Design and definitions: `../POR-DESIGN.md`.
+//! `Strategy::Por`: unfolding-based partial-order reduction, [QPOR, Alg. 1]
+//! run statelessly (each execution replays a prefix and then follows a
+//! clue). Design, the generalisation from mutexes to kase's objects, and
+//! the arguments: `../POR-DESIGN.md`.
+//!
+//! Citations `[QPOR, …]` are to *Quasi-Optimal Partial Order Reduction*,
+//! Huyen T. T. Nguyen, César Rodríguez, Marcelo Sousa, Camille Coti and
+//! Laure Petrucci, CAV 2018 (LNCS 10982): Algorithm 1 and Definitions 2–4
+//! in §3, Definitions 5–6 in §5, Theorem 6 in §5.1, `cexp` in §5.3.
+//!
+//! # Paper ↔ code
+//!
+//! | paper | here |
+//! |---|---|
+//! | `U`, the events discovered so far | `Por::u`: [`Unfolding`] (`unfolding.rs`) |
+//! | event `e = ⟨a, H⟩` | [`unfolding::Event`], identified by its key `(thread, pred, obj_preds, extra)`: [`Unfolding::intern`], [`Unfolding::find`] |
+//! | label `h(e)` | `Event::{thread, kind, name}`; per `(thread, pred)` the first seen in `Por::labels` (`state::Label`) |
+//! | `[e]`, the local configuration | [`Unfolding::closure`]; summarised per event by `tmax` (Def. 7) and per-object frontiers |
+//! | `e ≤ e'` (causality) | [`Unfolding::leq`] (Theorem 6: `tmax` + the thread tree) |
+//! | `e # e'` (conflict) | [`Unfolding::conflict`] (Theorem 6 generalised: per object, the write tree and its reads) |
+//! | immediate conflict | [`Unfolding::immediate_conflict`]; candidates: [`Unfolding::neighbours`] |
+//! | thread tree, lock tree (§5.1) | `Event::thread_parent`/`depth`; `Event::write`/`write_depth` (one write tree per object) |
+//! | `lmax(e, l)` (Def. 7) | the frontier of `l` in `[e]`: [`Frontier`] (= `exec::dependence::LastAccesses`), [`Unfolding::frontier`] |
+//! | `C`, the configuration explored | `Por::run.config` (`state::CurrentRun`, in execution order) |
+//! | `D` | `Por::tree.in_d` (`state::Tree`), units by their last event |
+//! | `A` (= `J \ C`) | `Por::plan.guide` (`state::Plan`) |
+//! | `J`, a clue / alternative (Def. 2, 4) | the set [`Por::alternative`] returns (`comb.rs`) |
+//! | `Alt(C, D ∪ {e})` (Def. 3) | [`Por::alternative`] |
+//! | k-partial alternative (Def. 5) | [`Alternatives::KPartial`]; [`Alternatives::Optimal`] is ∞-partial |
+//! | comb, spikes, combinations (Def. 6) | `Por::alternative` builds the spikes, `Por::combine` searches them (`comb.rs`) |
+//! | `ex(C)`, `cex(C)`, `cexp(C)` (§5.3) | [`Por::add_extensions`] (`extensions.rs`): re-places each event of `C` after every earlier write of its object |
+//! | `en(C)` | the execution's enabled threads (`ChoicePoint::enabled`) and the events they would produce: `Por::would_be` |
+//! | `Explore(C, D, A)`, the recursion | one [`state::Node`] per choice point (`Por::tree.nodes`) |
+//!
+//! Algorithm 1, line by line:
+//!
+//! | line | here |
+//! |---|---|
+//! | 1–2 `U := ∅`, `Explore(∅, ∅, ∅)` | [`Por::new`]; the first execution |
+//! | 4 add `ex(C)` to `U` | events as they run: `Por::sync`/`Por::process`; `cex(C)` after the execution: `Por::absorb` → [`Por::add_extensions`] |
+//! | 5 `en(C) ⊆ D`: return | [`Scheduler::choose`] returns `Stop::Redundant` (sleep-set blocked, counted) |
+//! | 6–7 choose `e ∈ en(C) \ D` | `choose`, "line 7": the current thread if its next unit is not in `D` (`Por::next_unit_in_d`), else the first such thread |
+//! | 8–9 choose `e ∈ A ∩ en(C)` | `choose`, the `guided` branch |
+//! | 10 `Explore(C ∪ {e}, D, A \ {e})` | the execution goes on; `Node::event` records `e` |
+//! | 11 `∃ J ∈ Alt(C, D ∪ {e})` | [`Explorer::advance`], deepest node first: `Por::add_to_d`, then [`Por::alternative`] |
+//! | 12 `Explore(C, D ∪ {e}, J \ C)` | `advance` sets `plan` (replay `C`'s schedule, guide `J \ C`) and starts a new execution |
+//! | 13 `U := U ∩ Q(C, D)` | `prune.rs`: `Por::maybe_prune`, when `U` doubled |
+//! | 14–25 `cexp` | `extensions.rs` (reads, writes with subsets of reads, gates; not only `acq`) |
+//!
+//! Files: `unfolding.rs` (`U`, `≤`, `#`), `extensions.rs` (`cexp`),
+//! `comb.rs` (`Alt`), `prune.rs` (line 13), `names.rs` (object names across
+//! executions), `peek.rs` (critical-section peeking: rule R, units),
+//! `state.rs` (the explorer's state by lifetime), `bench.rs` (hooks for
+//! the engine benchmarks), `fast_hash.rs`, `tests.rs`.
 
 pub(crate) mod bench;
 mod comb;
@@ -9,10 +60,12 @@ mod fast_hash;
 mod names;
 mod peek;
 mod prune;
+mod state;
+#[cfg(test)]
+mod tests;
 mod unfolding;
 
-use self::fast_hash::{Map, Set};
-use std::panic::Location;
+use self::fast_hash::Map;
 
 use crate::exec::{
     self, ChoicePoint, Execution, ObjectIdx, ObjectKind, OpKind, Outcome, Scheduler, Stop,
@@ -20,10 +73,11 @@ use crate::exec::{
 };
 
 use self::names::Name;
+use self::state::{Counters, CurrentRun, Label, Node, ObjState, Plan, Tree};
 use self::unfolding::{EventId, Frontier, Unfolding};
 use super::Explorer;
 
-/// How alternatives are computed (quasi-optimal-por.txt, Definition 5).
+/// How alternatives are computed ([QPOR, Def. 5]: k-partial alternatives).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Alternatives {
     /// Full alternatives: exactly one execution per Mazurkiewicz trace, no
@@ -36,38 +90,13 @@ pub enum Alternatives {
     KPartial(usize),
 }
 
-/// What thread `t` did after event `p` (a function of `p` in a deterministic
-/// model): a different operation or location later is nondeterminism, a
-/// different object name means both names denote one object.
-#[derive(Clone, Copy)]
-struct Label {
-    kind: OpKind,
-    location: &'static Location<'static>,
-    name: Option<Name>,
-}
-
-/// The object state the explorer shadows for one runtime object.
-struct ObjState {
-    name: Name,
-    frontier: Frontier,
-}
-
-/// A choice point of the current execution: a node of Algorithm 1's tree.
-struct Node {
-    /// Scheduler step at which the choice is made.
-    step: usize,
-    /// Size of the configuration `C` at the choice.
-    config_len: usize,
-    /// The event chosen (`e` of line 10), once it ran.
-    event: Option<EventId>,
-    /// Units this node added to `D` when taking right branches, by their
-    /// last event.
-    added: Vec<EventId>,
-}
-
-/// The partial-order explorer.
+/// The partial-order explorer: Algorithm 1 run statelessly. Its state is
+/// grouped by lifetime (see `state.rs`).
 pub(crate) struct Por {
+    // The whole exploration: what was learnt about the program.
+    /// `U`: the events discovered so far, with causality and conflict.
     u: Unfolding,
+    /// Full or k-partial alternatives ([QPOR, Def. 5]).
     alternatives: Alternatives,
     /// Thread `t`'s action after event `p` is a function of `p`: what each
     /// such action was when first seen.
@@ -75,40 +104,18 @@ pub(crate) struct Por {
     /// The name of each thread's thread object (the same in every
     /// execution, so it is never minted anew nor merged).
     thread_names: Map<ThreadIdx, Name>,
-    // State of the current execution.
-    processed: usize,
-    config: Vec<EventId>,
-    pos: Map<EventId, usize>,
-    /// Per thread, its events in `config` with their positions, in order.
-    positions: Vec<Vec<(usize, EventId)>>,
-    last: Vec<Option<EventId>>,
-    objects: Vec<Option<ObjState>>,
-    steps: usize,
-    chosen: Vec<ThreadIdx>,
-    awaiting: Option<usize>,
-    diverged: Option<String>,
-    // The exploration tree.
-    nodes: Vec<Node>,
-    /// `D`: units, by their last event (a pure part of a critical section
-    /// is one unit), counted per node that added them.
-    in_d: Map<EventId, u32>,
-    /// The units of `D` that are pure parts, by their first event.
-    d_by_first: Map<EventId, Vec<EventId>>,
-    /// The current execution ran a unit of `D` (only possible with peeking,
-    /// if a guided pure part turned out differently): it is redundant.
-    hit_d: bool,
-    /// Immediate conflicts per event, kept across alternatives.
+    /// The exploration tree and `D`.
+    tree: Tree,
+    /// Immediate conflicts per event, kept across alternatives (until `U`
+    /// is pruned or names merge).
     conflict_cache: std::cell::RefCell<comb::ConflictCache>,
-    /// Guided runs that dropped their guide because a pure part's
-    /// completion differed from the alternative's (see POR-DESIGN.md).
-    pub(crate) abandoned_guides: u64,
-    guide: Set<EventId>,
-    replay: Vec<ThreadIdx>,
-    expected: Vec<EventId>,
-    redundant: u64,
-    peak_events: usize,
-    /// Size of `U` after the last pruning; the next one waits until it doubles.
-    pruned_at: usize,
+    /// Counters for the report.
+    stats: Counters,
+    // One execution at a time.
+    /// What the current execution follows: a prefix to replay, a clue.
+    plan: Plan,
+    /// What the current execution produced so far.
+    run: CurrentRun,
 }
 
 impl Por {
@@ -118,40 +125,23 @@ impl Por {
             alternatives,
             labels: Map::default(),
             thread_names: Map::default(),
-            processed: 0,
-            config: Vec::new(),
-            pos: Map::default(),
-            positions: Vec::new(),
-            last: Vec::new(),
-            objects: Vec::new(),
-            steps: 0,
-            chosen: Vec::new(),
-            awaiting: None,
-            diverged: None,
-            nodes: Vec::new(),
-            in_d: Map::default(),
-            d_by_first: Map::default(),
-            hit_d: false,
-            abandoned_guides: 0,
+            tree: Tree::default(),
             conflict_cache: Default::default(),
-            guide: Set::default(),
-            replay: Vec::new(),
-            expected: Vec::new(),
-            redundant: 0,
-            peak_events: 0,
-            pruned_at: 0,
+            stats: Counters::default(),
+            plan: Plan::default(),
+            run: CurrentRun::default(),
         }
     }
 
     fn last_of(&self, t: ThreadIdx) -> Option<EventId> {
-        self.last.get(t.index()).copied().flatten()
+        self.run.last.get(t.index()).copied().flatten()
     }
 
     fn set_last(&mut self, t: ThreadIdx, e: EventId) {
-        if self.last.len() <= t.index() {
-            self.last.resize(t.index() + 1, None);
+        if self.run.last.len() <= t.index() {
+            self.run.last.resize(t.index() + 1, None);
         }
-        self.last[t.index()] = Some(e);
+        self.run.last[t.index()] = Some(e);
     }
 
     /// The canonical name of runtime object `x` (of `kind`; the thread
@@ -164,10 +154,10 @@ impl Por {
         pred: Option<EventId>,
     ) -> Name {
         let i = x.0 as usize;
-        if self.objects.len() <= i {
-            self.objects.resize_with(i + 1, || None);
+        if self.run.objects.len() <= i {
+            self.run.objects.resize_with(i + 1, || None);
         }
-        if let Some(o) = &self.objects[i] {
+        if let Some(o) = &self.run.objects[i] {
             return o.name;
         }
         let name = match (owner, self.labels.get(&(t, pred)).and_then(|l| l.name)) {
@@ -179,7 +169,7 @@ impl Por {
             (None, None) => self.u.names.fresh(),
         };
         self.u.set_kind(name, kind);
-        self.objects[i] = Some(ObjState {
+        self.run.objects[i] = Some(ObjState {
             name,
             frontier: Frontier::default(),
         });
@@ -187,7 +177,8 @@ impl Por {
     }
 
     fn frontier_of(&self, x: ObjectIdx) -> Option<&Frontier> {
-        self.objects
+        self.run
+            .objects
             .get(x.0 as usize)?
             .as_ref()
             .map(|o| &o.frontier)
@@ -199,9 +190,9 @@ impl Por {
         events: &[exec::Event],
         kinds: impl Fn(ObjectIdx) -> (ObjectKind, Option<ThreadIdx>),
     ) {
-        while self.processed < events.len() {
-            let ev = &events[self.processed];
-            self.processed += 1;
+        while self.run.processed < events.len() {
+            let ev = &events[self.run.processed];
+            self.run.processed += 1;
             self.process(ev, &kinds);
         }
     }
@@ -233,11 +224,11 @@ impl Por {
             name,
         };
         let seen = *self.labels.entry((t, pred)).or_insert(here);
-        if (seen.kind, seen.location) != (kind, ev.location) && self.diverged.is_none() {
-            self.diverged = Some(format!(
+        if (seen.kind, seen.location) != (kind, ev.location) && self.run.diverged.is_none() {
+            self.run.diverged = Some(format!(
                 "at step {} {t} performed {} at {}, but after the same history an earlier execution \
                  performed {} at {}: the model depends on something other than the schedule",
-                self.config.len() + 1,
+                self.run.config.len() + 1,
                 kind.name(),
                 ev.location,
                 seen.kind.name(),
@@ -246,8 +237,8 @@ impl Por {
         }
         let extra = self.r_extras(t, kind, pred, &preds);
         let (id, _) = self.u.intern(t, kind, name, pred, &preds, &extra);
-        if self.in_d.contains_key(&id) {
-            self.hit_d = true;
+        if self.tree.in_d.contains_key(&id) {
+            self.run.hit_d = true;
         }
         self.u.set_modified(id, ev.modified);
         if let Some(n) = name {
@@ -260,35 +251,38 @@ impl Por {
                 self.u.union_names(n, label);
             }
         }
-        let i = self.config.len();
-        if i < self.expected.len() && self.expected[i] != id && self.diverged.is_none() {
-            self.diverged = Some(format!(
+        let i = self.run.config.len();
+        if i < self.plan.expected.len()
+            && self.plan.expected[i] != id
+            && self.run.diverged.is_none()
+        {
+            self.run.diverged = Some(format!(
                 "re-running the same schedule produced a different event at step {} ({t} {}): the model \
                  depends on something other than the schedule",
                 i + 1,
                 kind.name()
             ));
         }
-        self.guide.remove(&id);
-        self.pos.insert(id, i);
-        if self.positions.len() <= t.index() {
-            self.positions.resize_with(t.index() + 1, Vec::new);
+        self.plan.guide.remove(&id);
+        self.run.pos.insert(id, i);
+        if self.run.positions.len() <= t.index() {
+            self.run.positions.resize_with(t.index() + 1, Vec::new);
         }
-        self.positions[t.index()].push((i, id));
-        self.config.push(id);
+        self.run.positions[t.index()].push((i, id));
+        self.run.config.push(id);
         self.set_last(t, id);
         if let Some(child) = spawned {
             self.set_last(child, id);
         }
         if let Some(x) = ev.action.object {
-            let f = &mut self.objects[x.0 as usize]
+            let f = &mut self.run.objects[x.0 as usize]
                 .as_mut()
                 .expect("bound above")
                 .frontier;
             f.record(id, kind.props().access);
         }
-        if let Some(n) = self.awaiting.take() {
-            self.nodes[n].event = Some(id);
+        if let Some(n) = self.run.awaiting.take() {
+            self.tree.nodes[n].event = Some(id);
         }
     }
 
@@ -309,29 +303,29 @@ impl Por {
 
     /// Adds the unit whose last event is `rep` to `D` (once more).
     fn add_to_d(&mut self, rep: EventId) {
-        *self.in_d.entry(rep).or_default() += 1;
+        *self.tree.in_d.entry(rep).or_default() += 1;
         let first = self.unit_chain(rep)[0];
         if first != rep {
-            self.d_by_first.entry(first).or_default().push(rep);
+            self.tree.d_by_first.entry(first).or_default().push(rep);
         }
     }
 
     /// Removes one addition of the unit `rep` from `D`.
     fn remove_from_d(&mut self, rep: EventId) {
-        let Some(count) = self.in_d.get_mut(&rep) else {
+        let Some(count) = self.tree.in_d.get_mut(&rep) else {
             return;
         };
         *count -= 1;
         if *count == 0 {
-            self.in_d.remove(&rep);
+            self.tree.in_d.remove(&rep);
         }
         let first = self.unit_chain(rep)[0];
-        if let Some(reps) = self.d_by_first.get_mut(&first) {
+        if let Some(reps) = self.tree.d_by_first.get_mut(&first) {
             if let Some(i) = reps.iter().position(|&r| r == rep) {
                 reps.swap_remove(i);
             }
             if reps.is_empty() {
-                self.d_by_first.remove(&first);
+                self.tree.d_by_first.remove(&first);
             }
         }
     }
@@ -341,22 +335,8 @@ impl Por {
         match self.would_be(exec, t) {
             None => false,
             Some(e) if self.u.get(e).kind.starts_pure_part() => self.unit_in_d(e),
-            Some(e) => self.in_d.contains_key(&e),
+            Some(e) => self.tree.in_d.contains_key(&e),
         }
-    }
-
-    fn reset_execution(&mut self) {
-        self.processed = 0;
-        self.config.clear();
-        self.pos.clear();
-        self.positions.clear();
-        self.last.clear();
-        self.objects.clear();
-        self.steps = 0;
-        self.chosen.clear();
-        self.awaiting = None;
-        self.diverged = None;
-        self.hit_d = false;
     }
 }
 
@@ -366,15 +346,15 @@ impl Scheduler for Por {
         self.sync(exec.events(), |x| {
             (exec.object_kind(x), exec.object_owner(x))
         });
-        if let Some(message) = self.diverged.take() {
+        if let Some(message) = self.run.diverged.take() {
             return Err(Stop::Diverged(message));
         }
-        if self.hit_d {
+        if self.run.hit_d {
             return Err(Stop::Redundant);
         }
-        let step = self.steps;
-        self.steps += 1;
-        if let Some(&t) = self.replay.get(step) {
+        let step = self.run.steps;
+        self.run.steps += 1;
+        if let Some(&t) = self.plan.replay.get(step) {
             if !point.enabled.contains(&t) {
                 return Err(Stop::Diverged(format!(
                     "re-running the same schedule, {t} could not run at step {}: the model depends on \
@@ -382,26 +362,31 @@ impl Scheduler for Por {
                     step + 1
                 )));
             }
-            self.chosen.push(t);
+            self.run.chosen.push(t);
             return Ok(t);
         }
-        let guided = if self.guide.is_empty() {
+        let guided = if self.plan.guide.is_empty() {
             None
         } else {
             let guided = point.enabled.iter().copied().find(|&t| {
                 self.would_be(exec, t).is_some_and(|e| {
-                    self.guide.contains(&e)
+                    self.plan.guide.contains(&e)
                         && (!self.u.get(e).kind.starts_pure_part()
                             || (self.guided_part_ready(t, e) && !self.unit_in_d(e)))
                 })
             });
             if guided.is_none() {
-                if self.guide.iter().any(|&g| self.u.get(g).pure_of.is_some()) {
+                if self
+                    .plan
+                    .guide
+                    .iter()
+                    .any(|&g| self.u.get(g).pure_of.is_some())
+                {
                     // A pure part ran differently from what the alternative
                     // assumed (its completion was unknown): go on without the
                     // guide; completeness does not depend on it.
-                    self.guide.clear();
-                    self.abandoned_guides += 1;
+                    self.plan.guide.clear();
+                    self.stats.abandoned_guides += 1;
                 } else {
                     return Err(Stop::Diverged(
                         "kase internal error: no event of the alternative being explored can run; please \
@@ -424,7 +409,7 @@ impl Scheduler for Por {
                 None => {
                     // Line 5: every way on is in D. At a node's own step the
                     // node is done (its right branch returns at once).
-                    if let Some(node) = self.nodes.last_mut().filter(|n| n.step == step) {
+                    if let Some(node) = self.tree.nodes.last_mut().filter(|n| n.step == step) {
                         node.event = None;
                     }
                     return Err(Stop::Redundant);
@@ -432,18 +417,18 @@ impl Scheduler for Por {
             }
         };
         if point.enabled.len() > 1 {
-            let redeciding = self.nodes.last().is_some_and(|n| n.step == step);
+            let redeciding = self.tree.nodes.last().is_some_and(|n| n.step == step);
             if !redeciding {
-                self.nodes.push(Node {
+                self.tree.nodes.push(Node {
                     step,
-                    config_len: self.config.len(),
+                    config_len: self.run.config.len(),
                     event: None,
                     added: Vec::new(),
                 });
             }
-            self.awaiting = Some(self.nodes.len() - 1);
+            self.run.awaiting = Some(self.tree.nodes.len() - 1);
         }
-        self.chosen.push(choice);
+        self.run.chosen.push(choice);
         Ok(choice)
     }
 }
@@ -456,14 +441,14 @@ impl Por {
         self.sync(&outcome.events, |x| {
             (outcome.objects[x.0 as usize], outcome.owners[x.0 as usize])
         });
-        if let Some(message) = self.diverged.take() {
+        if let Some(message) = self.run.diverged.take() {
             return Err(message);
         }
-        if outcome.redundant || self.hit_d {
-            self.redundant += 1;
+        if outcome.redundant || self.run.hit_d {
+            self.stats.redundant += 1;
         }
         self.add_extensions(&outcome.pending, &outcome.objects, &outcome.owners);
-        self.peak_events = self.peak_events.max(self.u.len());
+        self.stats.peak_events = self.stats.peak_events.max(self.u.len());
         Ok(())
     }
 }
@@ -471,7 +456,7 @@ impl Por {
 impl Explorer for Por {
     fn advance(&mut self, outcome: &Outcome) -> Result<bool, String> {
         self.absorb(outcome)?;
-        while let Some(node) = self.nodes.last() {
+        while let Some(node) = self.tree.nodes.last() {
             // A node without an event: its configuration had nothing to run
             // outside D (a redundant stop right there).
             let unit = node.event.map(|e| self.unit_rep(e));
@@ -480,7 +465,7 @@ impl Explorer for Por {
             if let Some(unit) = unit {
                 self.add_to_d(unit);
             }
-            let clue = unit.and_then(|unit| self.alternative(self.nodes.len() - 1, unit));
+            let clue = unit.and_then(|unit| self.alternative(self.tree.nodes.len() - 1, unit));
             if clue.is_none() {
                 if let Some(unit) = unit {
                     self.remove_from_d(unit);
@@ -488,16 +473,16 @@ impl Explorer for Por {
             }
             if let Some(clue) = clue {
                 let unit = unit.expect("an alternative has its unit");
-                let node = self.nodes.last_mut().expect("non-empty");
+                let node = self.tree.nodes.last_mut().expect("non-empty");
                 node.added.push(unit);
                 let (step, config_len) = (node.step, node.config_len);
-                self.replay = self.chosen[..step].to_vec();
-                self.expected = self.config[..config_len].to_vec();
-                self.guide = clue;
-                self.reset_execution();
+                self.plan.replay = self.run.chosen[..step].to_vec();
+                self.plan.expected = self.run.config[..config_len].to_vec();
+                self.plan.guide = clue;
+                self.run.reset();
                 return Ok(true);
             }
-            let node = self.nodes.pop().expect("non-empty");
+            let node = self.tree.nodes.pop().expect("non-empty");
             for e in node.added {
                 self.remove_from_d(e);
             }
@@ -507,10 +492,10 @@ impl Explorer for Por {
     }
 
     fn redundant(&self) -> u64 {
-        self.redundant
+        self.stats.redundant
     }
 
     fn peak_events(&self) -> Option<usize> {
-        Some(self.peak_events)
+        Some(self.stats.peak_events)
     }
 }

@@ -17,8 +17,8 @@ impl Por {
     /// event of the current configuration, belongs to.
     fn part_end(&self, p: EventId) -> Option<EventId> {
         let thread = self.u.get(p).thread;
-        let &at = self.pos.get(&p)?;
-        let events = self.positions.get(thread.index())?;
+        let &at = self.run.pos.get(&p)?;
+        let events = self.run.positions.get(thread.index())?;
         let from = events.partition_point(|&(pos, _)| pos < at);
         events[from..]
             .iter()
@@ -88,8 +88,9 @@ impl Por {
     /// The frontier of object `name` after the first `len` events of the
     /// current configuration (all of them: `None`).
     fn frontier_at(&self, name: Name, len: Option<usize>) -> Frontier {
-        let Some(len) = len.filter(|&l| l < self.config.len()) else {
+        let Some(len) = len.filter(|&l| l < self.run.config.len()) else {
             return self
+                .run
                 .objects
                 .iter()
                 .flatten()
@@ -98,7 +99,7 @@ impl Por {
                 .unwrap_or_default();
         };
         let mut f = Frontier::default();
-        for &e in &self.config[..len] {
+        for &e in &self.run.config[..len] {
             let ev = self.u.get(e);
             if ev.name.map(|n| self.u.names.find(n)) != Some(name) {
                 continue;
@@ -120,7 +121,8 @@ impl Por {
     /// [`unit_in_d`](Self::unit_in_d) after the first `len` events of the
     /// configuration (`None`: all of them).
     fn unit_in_d_at(&self, lock: EventId, len: Option<usize>) -> bool {
-        self.d_by_first
+        self.tree
+            .d_by_first
             .get(&lock)
             .is_some_and(|reps| reps.iter().any(|&rep| self.would_repeat(rep, len)))
     }
@@ -132,7 +134,7 @@ impl Por {
     /// each first step is a pure part that completes to a unit of `D`, no run
     /// reaches `J` (two sections each placed before the other's write, say).
     pub(super) fn startable(&self, guide: &Set<EventId>, config_len: usize) -> bool {
-        let in_c = |e: &EventId| self.pos.get(e).is_some_and(|&p| p < config_len);
+        let in_c = |e: &EventId| self.run.pos.get(e).is_some_and(|&p| p < config_len);
         let mut firsts = guide.iter().filter(|&&e| {
             let ev = self.u.get(e);
             ev.pred
@@ -181,13 +183,14 @@ impl Por {
     /// its other predecessors in the configuration, or the part (which runs
     /// in one step) would read an earlier state than the alternative says.
     pub(super) fn guided_part_ready(&self, t: ThreadIdx, lock: EventId) -> bool {
-        self.guide
+        self.plan
+            .guide
             .iter()
             .filter(|&&g| g != lock && self.in_part(t, lock, g))
             .all(|&g| {
                 let ev = self.u.get(g);
                 ev.obj_preds.iter().chain(&ev.extra).all(|p| {
-                    self.pos.contains_key(p) || {
+                    self.run.pos.contains_key(p) || {
                         let q = self.u.get(*p);
                         q.thread == t && self.in_part(t, lock, *p)
                     }

@@ -14,14 +14,14 @@ impl Por {
     /// histories of those; drop the rest. Runs only once
     /// `U` doubled since the last pruning, so its cost is amortised.
     pub(super) fn maybe_prune(&mut self, config_len: usize) {
-        if self.u.len() < MIN_PRUNE.max(2 * self.pruned_at) {
+        if self.u.len() < MIN_PRUNE.max(2 * self.stats.pruned_at) {
             return;
         }
-        let c = &self.config[..config_len];
+        let c = &self.run.config[..config_len];
         // Immediate conflicts arise only between events of one thread or on
         // one object: look among the neighbours of each event of C ∪ D.
         let mut seeds: Vec<EventId> = c.to_vec();
-        let d: Vec<EventId> = self.in_d.keys().copied().collect();
+        let d: Vec<EventId> = self.tree.in_d.keys().copied().collect();
         for rep in d {
             // Every event of a unit of D: spikes look at each (comb.rs).
             seeds.extend(self.unit_chain(rep));
@@ -40,6 +40,6 @@ impl Por {
         // A label describes what follows a kept event only.
         self.labels
             .retain(|(_, pred), _| pred.map_or(true, is_kept));
-        self.pruned_at = self.u.len();
+        self.stats.pruned_at = self.u.len();
     }
 }

@@ -1,0 +1,134 @@
+//! The explorer's state, grouped by how long it lives: the exploration tree
+//! of Algorithm 1 and `D` ([`Tree`], the whole exploration, changing at
+//! each backtrack), what the next execution follows ([`Plan`], set by line
+//! 12), what the current execution produced so far ([`CurrentRun`], reset
+//! before each execution) and the counters the report shows ([`Counters`]).
+//! `U` itself, the labels and the names live in [`Por`](super::Por).
+
+use std::panic::Location;
+
+use super::fast_hash::{Map, Set};
+use super::names::Name;
+use super::unfolding::{EventId, Frontier};
+use crate::exec::{OpKind, ThreadIdx};
+
+/// What thread `t` did after event `p` (a function of `p` in a deterministic
+/// model): a different operation or location later is nondeterminism, a
+/// different object name means both names denote one object.
+#[derive(Clone, Copy)]
+pub(super) struct Label {
+    pub(super) kind: OpKind,
+    pub(super) location: &'static Location<'static>,
+    pub(super) name: Option<Name>,
+}
+
+/// The object state the explorer shadows for one runtime object.
+pub(super) struct ObjState {
+    /// Its canonical name (before later merges: always go through `find`).
+    pub(super) name: Name,
+    /// Its last write and the reads of it in the current configuration.
+    pub(super) frontier: Frontier,
+}
+
+/// A choice point of the current execution: a node of Algorithm 1's tree
+/// (one call of `Explore(C, D, A)` that has more than one enabled event).
+pub(super) struct Node {
+    /// Scheduler step at which the choice is made.
+    pub(super) step: usize,
+    /// Size of the configuration `C` at the choice.
+    pub(super) config_len: usize,
+    /// The event chosen (`e` of line 10), once it ran.
+    pub(super) event: Option<EventId>,
+    /// Units this node added to `D` when taking right branches (line 12),
+    /// by their last event.
+    pub(super) added: Vec<EventId>,
+}
+
+/// Algorithm 1's recursion, made explicit: the stack of `Explore` calls
+/// along the current execution and the set `D` of each. Lives for the
+/// whole exploration; nodes are pushed as the execution makes choices and
+/// popped when they have no alternative left.
+#[derive(Default)]
+pub(super) struct Tree {
+    /// The choice points of the current execution, root first.
+    pub(super) nodes: Vec<Node>,
+    /// `D`: units, by their last event (a pure part of a critical section
+    /// is one unit), counted per node that added them.
+    pub(super) in_d: Map<EventId, u32>,
+    /// The units of `D` that are pure parts, by their first event.
+    pub(super) d_by_first: Map<EventId, Vec<EventId>>,
+}
+
+/// What the next execution follows, set when `Alt` found a clue (line 12):
+/// the schedule that rebuilds `C`, and `A = J \ C`.
+#[derive(Default)]
+pub(super) struct Plan {
+    /// The threads chosen up to the node's step, replayed as they were.
+    pub(super) replay: Vec<ThreadIdx>,
+    /// The events the replayed prefix must produce (else nondeterminism).
+    pub(super) expected: Vec<EventId>,
+    /// `A`: the clue's events not yet run (each leaves as it runs).
+    pub(super) guide: Set<EventId>,
+}
+
+/// What the current execution has produced: the configuration `C` as a
+/// sequence, and the explorer's shadow of each object and thread. Reset
+/// before every execution ([`CurrentRun::reset`]).
+#[derive(Default)]
+pub(super) struct CurrentRun {
+    /// How many of the execution's events were taken into `U` so far.
+    pub(super) processed: usize,
+    /// `C`, in the order the events ran.
+    pub(super) config: Vec<EventId>,
+    /// Each event's position in `config`.
+    pub(super) pos: Map<EventId, usize>,
+    /// Per thread, its events in `config` with their positions, in order.
+    pub(super) positions: Vec<Vec<(usize, EventId)>>,
+    /// Per thread, its latest event (the thread predecessor of its next).
+    pub(super) last: Vec<Option<EventId>>,
+    /// Per runtime object, its name and frontier (`None`: not used yet).
+    pub(super) objects: Vec<Option<ObjState>>,
+    /// Scheduler steps taken.
+    pub(super) steps: usize,
+    /// The thread chosen at each step (the schedule to replay later).
+    pub(super) chosen: Vec<ThreadIdx>,
+    /// The node whose event is the next one to run.
+    pub(super) awaiting: Option<usize>,
+    /// Nondeterminism seen, reported at the next choice.
+    pub(super) diverged: Option<String>,
+    /// The execution ran a unit of `D` (only possible with peeking, if a
+    /// guided pure part turned out differently): it is redundant.
+    pub(super) hit_d: bool,
+}
+
+impl CurrentRun {
+    /// Forgets the execution, keeping the allocations.
+    pub(super) fn reset(&mut self) {
+        self.processed = 0;
+        self.config.clear();
+        self.pos.clear();
+        self.positions.clear();
+        self.last.clear();
+        self.objects.clear();
+        self.steps = 0;
+        self.chosen.clear();
+        self.awaiting = None;
+        self.diverged = None;
+        self.hit_d = false;
+    }
+}
+
+/// Counters over the whole exploration.
+#[derive(Default)]
+pub(super) struct Counters {
+    /// Executions that were redundant (sleep-set blocked, line 5).
+    pub(super) redundant: u64,
+    /// The most events `U` held.
+    pub(super) peak_events: usize,
+    /// Guided runs that dropped their guide because a pure part's
+    /// completion differed from the alternative's (see POR-DESIGN.md).
+    pub(super) abandoned_guides: u64,
+    /// Size of `U` after the last pruning; the next one waits until it
+    /// doubles.
+    pub(super) pruned_at: usize,
+}
