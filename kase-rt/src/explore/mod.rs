@@ -53,6 +53,16 @@ pub(crate) trait Explorer: Scheduler {
         0
     }
 
+    /// The exploration's deadline, for explorers whose work between two
+    /// executions can take long: they stop it there.
+    fn set_deadline(&mut self, _deadline: Option<std::time::Instant>) {}
+
+    /// Whether the deadline stopped the explorer while it computed the
+    /// next execution (its last `advance` said "done" for that reason).
+    fn interrupted(&self) -> bool {
+        false
+    }
+
     /// Most events held in the unfolding at once, for explorers that keep one.
     fn peak_events(&self) -> Option<usize> {
         None

@@ -38,6 +38,7 @@ pub(super) fn explore(
         discarded: 0,
         peek_fallback: None,
     };
+    explorer.set_deadline(config.max_duration.map(|max| start + max));
     loop {
         if let Some(max) = config
             .max_executions
@@ -107,7 +108,15 @@ pub(super) fn explore(
         }
         runner.reclaim(outcome);
         if next == Ok(false) {
-            report.complete = true;
+            if explorer.interrupted() {
+                let max = config.max_duration.unwrap_or_default();
+                report.stopped_by = Some(format!(
+                    "max_duration = {max:?} (while computing what to run after execution {})",
+                    report.executions
+                ));
+            } else {
+                report.complete = true;
+            }
             break;
         }
     }

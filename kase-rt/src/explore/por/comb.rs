@@ -39,6 +39,9 @@ impl Por {
         };
         let mut spikes = Vec::with_capacity(targets.len());
         for &target in &targets {
+            if self.budget.expired() {
+                return None;
+            }
             // A unit (a pure part of a critical section) conflicts with
             // whatever conflicts with one of its events.
             let mut spike: Vec<EventId> = self
@@ -105,6 +108,9 @@ impl Por {
         chosen: &mut Vec<EventId>,
         accept: &mut dyn FnMut(&[EventId]) -> bool,
     ) -> bool {
+        if self.budget.expired() {
+            return true; // stop searching: `advance` sees the deadline
+        }
         let Some(((target, spike), rest)) = spikes.split_first() else {
             return accept(chosen);
         };

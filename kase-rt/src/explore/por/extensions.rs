@@ -96,6 +96,9 @@ impl Por {
         // thread last saw (exec/spin.rs).
         let mut modified_since_seen = false;
         for &w in &chain[start..] {
+            if self.budget.expired() {
+                return; // `advance` sees the deadline and stops
+            }
             if w.is_some_and(|w| self.after_pred(w, t, pred)) {
                 break; // later writes have this one in their history too
             }

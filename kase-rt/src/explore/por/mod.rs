@@ -54,6 +54,7 @@
 //! the engine benchmarks), `fast_hash.rs`, `tests.rs`.
 
 pub(crate) mod bench;
+mod budget;
 mod comb;
 mod extensions;
 mod fast_hash;
@@ -111,6 +112,8 @@ pub(crate) struct Por {
     conflict_cache: std::cell::RefCell<comb::ConflictCache>,
     /// Counters for the report.
     stats: Counters,
+    /// The exploration's deadline, checked while computing alternatives.
+    budget: budget::Budget,
     // One execution at a time.
     /// What the current execution follows: a prefix to replay, a clue.
     plan: Plan,
@@ -128,6 +131,7 @@ impl Por {
             tree: Tree::default(),
             conflict_cache: Default::default(),
             stats: Counters::default(),
+            budget: budget::Budget::default(),
             plan: Plan::default(),
             run: CurrentRun::default(),
         }
@@ -466,6 +470,11 @@ impl Explorer for Por {
                 self.add_to_d(unit);
             }
             let clue = unit.and_then(|unit| self.alternative(self.tree.nodes.len() - 1, unit));
+            if self.budget.was_hit() || self.budget.expired() {
+                // Out of time while searching: the state is half-updated,
+                // but the exploration ends here, reported incomplete.
+                return Ok(false);
+            }
             if clue.is_none() {
                 if let Some(unit) = unit {
                     self.remove_from_d(unit);
@@ -493,6 +502,14 @@ impl Explorer for Por {
 
     fn redundant(&self) -> u64 {
         self.stats.redundant
+    }
+
+    fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        self.budget.set(deadline);
+    }
+
+    fn interrupted(&self) -> bool {
+        self.budget.was_hit()
     }
 
     fn peak_events(&self) -> Option<usize> {

@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering::SeqCst;
 use super::unfolding::{EventId, Unfolding};
 use super::{Alternatives, Por};
 use crate::exec::{ObjectKind, OpKind, ThreadIdx};
-use crate::explore::{Runner, Trail};
+use crate::explore::{Explorer, Runner, Trail};
 use crate::sync::atomic::AtomicUsize;
 use crate::sync::{Arc, Mutex};
 use crate::{thread, Builder, Strategy};
@@ -234,6 +234,32 @@ fn cexp_adds_the_other_order_of_two_writers() {
     assert!(u.conflict(before, second) && !u.immediate_conflict(before, second));
     // It extends C minus the first store's successors: ex, not en.
     assert!(u.get(before).obj_preds.is_empty());
+}
+
+/// A deadline that passes while the explorer computes the next alternative
+/// stops it there: `advance` says "no more" and `interrupted` says why (the
+/// exploration is then reported incomplete, `explore/search.rs`).
+#[test]
+fn a_passed_deadline_interrupts_the_search_for_alternatives() {
+    let settings = Builder::new().settings;
+    let model = || {
+        let x = Arc::new(AtomicUsize::new(0));
+        let y = x.clone();
+        let t = thread::spawn(move || y.store(1, SeqCst));
+        x.store(2, SeqCst);
+        t.join().unwrap();
+    };
+    let trail = Trail::default();
+    let mut runner = Runner::new(&settings, &model, &trail);
+    let mut por = Por::new(Alternatives::Optimal);
+    let outcome = runner.execute(&mut por);
+    let mut without = Por::new(Alternatives::Optimal);
+    let again = runner.execute(&mut without);
+    assert_eq!(without.advance(&again), Ok(true), "the other order is left");
+    assert!(!without.interrupted());
+    por.set_deadline(Some(std::time::Instant::now()));
+    assert_eq!(por.advance(&outcome), Ok(false));
+    assert!(por.interrupted());
 }
 
 /// Executions of `model` by POR with `alternatives`, and how many of them
