@@ -6,6 +6,7 @@
 mod args;
 mod rewrite;
 mod statics;
+mod uninstrumented;
 
 use proc_macro::TokenStream;
 use quote::quote;
@@ -151,8 +152,9 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
         let e = e.to_compile_error();
         return quote!(#arg_errors #e #[allow(dead_code)] #function).into();
     }
+    let notes = uninstrumented::notes(|m| m.visit_block(&function.block));
     let function = expand_test(&args, function);
-    quote!(#arg_errors #function).into()
+    quote!(#arg_errors #notes #function).into()
 }
 
 /// Rewrites `std` paths onto kase's shims in code under test that lives
@@ -203,6 +205,7 @@ pub fn instrument(args: TokenStream, item: TokenStream) -> TokenStream {
     let (args, arg_errors) = args::parse(args.into(), args::INSTRUMENT_KEYS, "kase::instrument");
     let arg_errors = arg_errors.map(|e| e.to_compile_error());
     let mut item = parse_macro_input!(item as Item);
+    let notes = uninstrumented::notes(|m| m.visit_item(&item));
     let scope = match &item {
         Item::Mod(_) => statics::Scope::Module,
         _ => statics::Scope::Body,
@@ -248,7 +251,7 @@ pub fn instrument(args: TokenStream, item: TokenStream) -> TokenStream {
         )),
     };
     let error = error.map(|e| e.to_compile_error());
-    quote!(#arg_errors #error #item).into()
+    quote!(#arg_errors #error #notes #item).into()
 }
 
 /// Rewrites a function body and puts the shadowing imports in front of it.
