@@ -60,7 +60,12 @@ use rewrite::Rewriter;
 /// types and patterns, in `use` declarations (a tree mixing std and other
 /// paths is split), in nested closures, blocks and items, and in macro
 /// invocations (`assert!`, `vec!`, `format!`, ...: their tokens are parsed
-/// as expressions or statements, or else rewritten token-wise). Every std
+/// as expressions or statements, or else rewritten token-wise). Types keep
+/// their generic arguments (`std::cell::UnsafeCell<T>` becomes kase's cell
+/// in a `let`, a field, a signature or a turbofish), and an alias declared
+/// in the body (`use std::sync as s;`) is kase's module; `use std::cell as
+/// c;` or `use std::hint;` binds a module of std's items with kase's on top.
+/// An alias declared outside the body cannot be seen. Every std
 /// item under those paths has a kase counterpart (deprecated ones such as
 /// `ATOMIC_USIZE_INIT` or `sleep_ms` included); one that did not would fail
 /// to compile instead of silently running uninstrumented.
@@ -78,6 +83,14 @@ use rewrite::Rewriter;
 /// std's own in kase too. `thread_local!` and `std::thread_local!` become
 /// `kase::thread_local!`: each model thread gets its own value, dropped when
 /// the thread's closure returns.
+///
+/// A body naming `parking_lot`, `crossbeam`, `crossbeam_channel`,
+/// `crossbeam_utils` or `tokio` gets a compile-time `deprecated` warning on
+/// that name: kase cannot see those operations.
+///
+/// A `#[test]` written *above* `#[kase::test]` is removed by rustc before
+/// the attribute runs, so the test gets a second `#[test]` (two runs under
+/// one name): write `#[kase::test]` alone or above `#[test]`.
 ///
 /// # Arguments
 ///

@@ -406,7 +406,7 @@ fn alias_in_an_instrumented_module() {
 #[kase::test(expect = "data race")]
 fn unsafe_cell_in_type_positions_is_tracked() {
     struct Slot(std::cell::UnsafeCell<u32>);
-    // SAFETY (for this test): it is not; kase must report the race.
+    // SAFETY: it is not: the test is that kase reports the race.
     unsafe impl Sync for Slot {}
     impl Slot {
         fn cell(&self) -> &std::cell::UnsafeCell<u32> {
@@ -416,7 +416,9 @@ fn unsafe_cell_in_type_positions_is_tracked() {
     let cell: std::cell::UnsafeCell<u32> = std::cell::UnsafeCell::<u32>::new(0);
     let slot = Arc::new(Slot(cell));
     let s = slot.clone();
+    // SAFETY: racy on purpose; kase stops a racing access before it runs.
     let t = thread::spawn(move || s.cell().with_mut(|p| unsafe { *p += 1 }));
+    // SAFETY: as above.
     slot.cell().with_mut(|p| unsafe { *p += 1 });
     t.join().unwrap();
 }
