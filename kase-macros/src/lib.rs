@@ -6,6 +6,7 @@
 mod args;
 mod rewrite;
 mod statics;
+mod uninstrumented;
 
 use proc_macro::TokenStream;
 use quote::quote;
@@ -59,7 +60,12 @@ use rewrite::Rewriter;
 /// types and patterns, in `use` declarations (a tree mixing std and other
 /// paths is split), in nested closures, blocks and items, and in macro
 /// invocations (`assert!`, `vec!`, `format!`, ...: their tokens are parsed
-/// as expressions or statements, or else rewritten token-wise). Every std
+/// as expressions or statements, or else rewritten token-wise). Types keep
+/// their generic arguments (`std::cell::UnsafeCell<T>` becomes kase's cell
+/// in a `let`, a field, a signature or a turbofish), and an alias declared
+/// in the body (`use std::sync as s;`) is kase's module; `use std::cell as
+/// c;` or `use std::hint;` binds a module of std's items with kase's on top.
+/// An alias declared outside the body cannot be seen. Every std
 /// item under those paths has a kase counterpart (deprecated ones such as
 /// `ATOMIC_USIZE_INIT` or `sleep_ms` included); one that did not would fail
 /// to compile instead of silently running uninstrumented.
@@ -77,6 +83,14 @@ use rewrite::Rewriter;
 /// std's own in kase too. `thread_local!` and `std::thread_local!` become
 /// `kase::thread_local!`: each model thread gets its own value, dropped when
 /// the thread's closure returns.
+///
+/// A body naming `parking_lot`, `crossbeam`, `crossbeam_channel`,
+/// `crossbeam_utils` or `tokio` gets a compile-time `deprecated` warning on
+/// that name: kase cannot see those operations.
+///
+/// A `#[test]` written *above* `#[kase::test]` is removed by rustc before
+/// the attribute runs, so the test gets a second `#[test]` (two runs under
+/// one name): write `#[kase::test]` alone or above `#[test]`.
 ///
 /// # Arguments
 ///
@@ -151,8 +165,9 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
         let e = e.to_compile_error();
         return quote!(#arg_errors #e #[allow(dead_code)] #function).into();
     }
+    let notes = uninstrumented::notes(|m| m.visit_block(&function.block));
     let function = expand_test(&args, function);
-    quote!(#arg_errors #function).into()
+    quote!(#arg_errors #notes #function).into()
 }
 
 /// Rewrites `std` paths onto kase's shims in code under test that lives
@@ -203,6 +218,7 @@ pub fn instrument(args: TokenStream, item: TokenStream) -> TokenStream {
     let (args, arg_errors) = args::parse(args.into(), args::INSTRUMENT_KEYS, "kase::instrument");
     let arg_errors = arg_errors.map(|e| e.to_compile_error());
     let mut item = parse_macro_input!(item as Item);
+    let notes = uninstrumented::notes(|m| m.visit_item(&item));
     let scope = match &item {
         Item::Mod(_) => statics::Scope::Module,
         _ => statics::Scope::Body,
@@ -248,7 +264,7 @@ pub fn instrument(args: TokenStream, item: TokenStream) -> TokenStream {
         )),
     };
     let error = error.map(|e| e.to_compile_error());
-    quote!(#arg_errors #error #item).into()
+    quote!(#arg_errors #error #notes #item).into()
 }
 
 /// Rewrites a function body and puts the shadowing imports in front of it.

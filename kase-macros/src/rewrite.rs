@@ -39,6 +39,25 @@ const RULES: &[(&[&str], &[&str])] = &[
     (&["std", "thread_local"], &["thread_local"]),
 ];
 
+/// Modules that kase shims only in part: `(std module, kase module, the
+/// items kase has)`. A `use` binding the module itself (`use std::cell as
+/// c;`, `use std::hint;`) or a glob of it becomes a module (or glob) of std's
+/// items with kase's on top, so that `c::UnsafeCell` is kase's.
+const PARTIAL: &[(&[&str], &[&str], &[&str])] = &[
+    (&["std", "cell"], &["cell"], &["UnsafeCell"]),
+    (&["core", "cell"], &["cell"], &["UnsafeCell"]),
+    (&["std", "hint"], &["hint"], &["spin_loop"]),
+    (&["core", "hint"], &["hint"], &["spin_loop"]),
+];
+
+/// The [`PARTIAL`] entry for exactly this module path.
+fn partial_module(full: &[&Ident]) -> Option<(&'static [&'static str], &'static [&'static str])> {
+    PARTIAL.iter().find_map(|(module, kase, items)| {
+        (full.len() == module.len() && module.iter().zip(full).all(|(m, s)| *s == m))
+            .then_some((*kase, *items))
+    })
+}
+
 /// Macros of std's prelude that kase replaces: a bare `name!(...)` becomes
 /// `<crate>::<suffix>!(...)`.
 const PRELUDE_MACROS: &[(&str, &[&str])] = &[("thread_local", &["thread_local"])];
@@ -88,14 +107,24 @@ impl Rewriter {
         let Some((n, suffix)) = rule_for(path.segments.iter().map(|s| &s.ident)) else {
             return 0;
         };
-        // Generic arguments on the replaced segments (`std::sync::...`) are
-        // impossible: they are modules. Keep the rest as written.
-        if path.segments.iter().take(n).any(|s| !s.arguments.is_none()) {
+        // The replaced segments before the last are modules: generic
+        // arguments there are impossible. The last one can be an item with
+        // arguments (`std::cell::UnsafeCell<T>`, `UnsafeCell::<T>::new`):
+        // they move onto the shim's name.
+        if path
+            .segments
+            .iter()
+            .take(n - 1)
+            .any(|s| !s.arguments.is_none())
+        {
             return 0;
         }
         let span = path.segments[0].ident.span();
         let old_len = path.segments.len();
         let mut new = self.replacement(suffix, span);
+        if let Some(last) = new.segments.last_mut() {
+            last.arguments = path.segments[n - 1].arguments.clone();
+        }
         for segment in path.segments.iter().skip(n) {
             new.segments.push(segment.clone());
         }
@@ -124,9 +153,10 @@ impl Rewriter {
     fn rewrite_use(&self, item: &ItemUse) -> Option<Vec<Item>> {
         let mut leaves = Vec::new();
         flatten(&item.tree, &mut Vec::new(), &mut leaves);
-        let needs = leaves
-            .iter()
-            .any(|leaf| rule_for(leaf.full_path().into_iter()).is_some());
+        let needs = leaves.iter().any(|leaf| {
+            let full = leaf.full_path();
+            rule_for(full.iter().copied()).is_some() || partial_module(&full).is_some()
+        });
         if !needs {
             return None;
         }
@@ -139,6 +169,9 @@ impl Rewriter {
             .iter()
             .map(|leaf| {
                 let full = leaf.full_path();
+                if let Some((kase, items)) = partial_module(&full) {
+                    return self.partial_use(item, leaf, &full, kase, items);
+                }
                 let (root, rest) = match rule_for(full.iter().copied()) {
                     Some((n, suffix)) => {
                         let p = self.replacement(suffix, full[0].span());
@@ -162,6 +195,45 @@ impl Rewriter {
             })
             .collect();
         Some(out)
+    }
+
+    /// A `use` leaf naming a [`PARTIAL`] module: a glob of it becomes the
+    /// glob and kase's items; the module bound to a name becomes a module of
+    /// that name holding them.
+    fn partial_use(
+        &self,
+        item: &ItemUse,
+        leaf: &Leaf,
+        full: &[&Ident],
+        kase: &[&str],
+        items: &[&str],
+    ) -> Item {
+        let (attrs, vis) = (&item.attrs, &item.vis);
+        let span = full[0].span();
+        let kase = self.replacement(kase, span);
+        let items: Vec<Ident> = items.iter().map(|i| Ident::new(i, span)).collect();
+        let std = quote!(:: #(#full)::*);
+        let name = match &leaf.kind {
+            LeafKind::Glob => {
+                let tokens = quote! {
+                    #(#attrs)* #[allow(unused_imports)] #vis use #std::*;
+                    #(#[allow(unused_imports)] #vis use #kase::#items;)*
+                };
+                // Two items; wrapped in a block-less group by the caller.
+                return Item::Verbatim(tokens);
+            }
+            LeafKind::Name(n) => n,
+            LeafKind::Rename(_, alias) | LeafKind::SelfIn(Some(alias)) => alias,
+            LeafKind::SelfIn(None) => full[full.len() - 1],
+        };
+        syn::parse_quote! {
+            #(#attrs)*
+            #[allow(unused_imports, missing_docs)]
+            #vis mod #name {
+                pub use #std::*;
+                #(pub use #kase::#items;)*
+            }
+        }
     }
 
     /// Rewrites a macro invocation's tokens: as comma-separated expressions
@@ -267,7 +339,7 @@ impl Rewriter {
     }
 }
 
-fn is_path_sep(trees: &[TokenTree], i: usize) -> bool {
+pub(crate) fn is_path_sep(trees: &[TokenTree], i: usize) -> bool {
     matches!(
         (trees.get(i), trees.get(i + 1)),
         (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))

@@ -334,3 +334,91 @@ fn peeking_off_still_finds_a_split_lost_update() {
     t.join().unwrap();
     assert_eq!(*m.lock().unwrap(), 2);
 }
+
+/// A `use` alias in the body (`use std::sync as s;`) is rewritten: `s` is
+/// kase's `sync`, so the lost update through `s::atomic` is found.
+#[kase::test(expect = "panic")]
+fn alias_of_std_sync_in_the_body() {
+    use std::sync as s;
+    let n = s::Arc::new(s::atomic::AtomicUsize::new(0));
+    let m = n.clone();
+    let t = thread::spawn(move || {
+        let v = m.load(s::atomic::Ordering::SeqCst);
+        m.store(v + 1, s::atomic::Ordering::SeqCst);
+    });
+    let v = n.load(s::atomic::Ordering::SeqCst);
+    n.store(v + 1, s::atomic::Ordering::SeqCst);
+    t.join().unwrap();
+    assert_eq!(n.load(s::atomic::Ordering::SeqCst), 2);
+}
+
+/// Aliases in a nested group and of `core::sync::atomic`.
+#[kase::test(expect = "panic")]
+fn aliases_in_a_group_and_of_atomic() {
+    use ::core::sync::atomic as at;
+    use std::{sync as s, thread as th};
+    let n: s::Arc<at::AtomicUsize> = s::Arc::new(at::AtomicUsize::new(0));
+    let m = n.clone();
+    let t = th::spawn(move || {
+        let v = m.load(at::Ordering::SeqCst);
+        m.store(v + 1, at::Ordering::SeqCst);
+    });
+    let v = n.load(at::Ordering::SeqCst);
+    n.store(v + 1, at::Ordering::SeqCst);
+    t.join().unwrap();
+    assert_eq!(n.load(at::Ordering::SeqCst), 2);
+}
+
+/// An alias in an instrumented module.
+#[kase::instrument]
+mod aliased {
+    use std::sync::atomic as at;
+
+    /// A racy counter written against the alias.
+    #[derive(Default)]
+    pub struct Racy(at::AtomicUsize);
+
+    impl Racy {
+        pub fn increment(&self) {
+            let v = self.0.load(at::Ordering::SeqCst);
+            self.0.store(v + 1, at::Ordering::SeqCst);
+        }
+
+        pub fn get(&self) -> usize {
+            self.0.load(at::Ordering::SeqCst)
+        }
+    }
+}
+
+#[kase::test(expect = "panic")]
+fn alias_in_an_instrumented_module() {
+    let c = Arc::new(aliased::Racy::default());
+    let c2 = c.clone();
+    let t = thread::spawn(move || c2.increment());
+    c.increment();
+    t.join().unwrap();
+    assert_eq!(c.get(), 2);
+}
+
+/// `std::cell::UnsafeCell<T>` in type positions (a struct field, a `let`
+/// annotation, a signature, a turbofish) is kase's: the unsynchronised
+/// writes are a data race.
+#[kase::test(expect = "data race")]
+fn unsafe_cell_in_type_positions_is_tracked() {
+    struct Slot(std::cell::UnsafeCell<u32>);
+    // SAFETY: it is not: the test is that kase reports the race.
+    unsafe impl Sync for Slot {}
+    impl Slot {
+        fn cell(&self) -> &std::cell::UnsafeCell<u32> {
+            &self.0
+        }
+    }
+    let cell: std::cell::UnsafeCell<u32> = std::cell::UnsafeCell::<u32>::new(0);
+    let slot = Arc::new(Slot(cell));
+    let s = slot.clone();
+    // SAFETY: racy on purpose; kase stops a racing access before it runs.
+    let t = thread::spawn(move || s.cell().with_mut(|p| unsafe { *p += 1 }));
+    // SAFETY: as above.
+    slot.cell().with_mut(|p| unsafe { *p += 1 });
+    t.join().unwrap();
+}

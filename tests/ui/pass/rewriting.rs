@@ -150,11 +150,63 @@ fn module_level_imports_of_the_other_shims() {
     fence(Ordering::SeqCst);
 }
 
+/// Aliases of std modules in the body, and `UnsafeCell<T>` in type
+/// positions (a `let`, a field, a signature, a turbofish, an `impl`).
+#[kase::instrument]
+fn aliases_and_generic_types() {
+    use std::sync as s;
+    use std::sync::atomic as at;
+    use std::{cell as c, sync::mpsc as channel, thread as th};
+    let _: kase::sync::Mutex<i32> = s::Mutex::new(0);
+    let _: kase::sync::atomic::AtomicUsize = at::AtomicUsize::new(0);
+    let _: kase::sync::atomic::AtomicBool = s::atomic::AtomicBool::new(false);
+    let (tx, _rx): (kase::sync::mpsc::Sender<u8>, _) = channel::channel();
+    drop(tx);
+    let h: kase::thread::JoinHandle<()> = th::spawn(|| {});
+    h.join().unwrap();
+    let _: kase::cell::UnsafeCell<u8> = c::UnsafeCell::new(0);
+    let x: std::cell::UnsafeCell<i32> = std::cell::UnsafeCell::new(0);
+    let _: kase::cell::UnsafeCell<i32> = x;
+    let _: kase::cell::UnsafeCell<i32> = core::cell::UnsafeCell::<i32>::new(1);
+    struct Holder<T>(std::cell::UnsafeCell<T>);
+    impl<T> Holder<T> {
+        fn cell(&self) -> &std::cell::UnsafeCell<T> {
+            &self.0
+        }
+    }
+    fn make() -> Holder<u8> {
+        Holder(kase::cell::UnsafeCell::new(2))
+    }
+    let h = make();
+    let _: &kase::cell::UnsafeCell<u8> = h.cell();
+    let v: Vec<std::cell::UnsafeCell<u8>> = Vec::new();
+    let _: Vec<kase::cell::UnsafeCell<u8>> = v;
+    // Modules kase shims in part: std's other items stay reachable.
+    use core::hint as h;
+    use std::cell::{self as cells, RefCell};
+    use std::hint;
+    hint::spin_loop();
+    h::spin_loop();
+    let _ = h::black_box(1);
+    let _: kase::cell::UnsafeCell<u8> = cells::UnsafeCell::new(0);
+    let _: RefCell<u8> = cells::RefCell::new(0);
+}
+
+/// A glob of a module kase shims in part.
+#[kase::instrument]
+fn glob_of_std_cell() {
+    use std::cell::*;
+    let _: kase::cell::UnsafeCell<u8> = UnsafeCell::new(0);
+    let _: Cell<u8> = Cell::new(0);
+}
+
 fn main() {
     kase::model(|| {
         assert_eq!(deprecated_std_items(), 1);
         module_level_imports_of_the_other_shims();
         module_level_imports();
+        aliases_and_generic_types();
+        glob_of_std_cell();
         full_paths();
         body_use_declarations();
         nested_closures_blocks_and_items();
