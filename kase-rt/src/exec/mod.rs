@@ -6,6 +6,7 @@
 //! [`Scheduler`], and only ever sees [`Action`]s.
 
 pub mod action;
+pub(crate) mod call;
 pub(crate) mod arcs;
 pub mod clock;
 pub(crate) mod continuation;
@@ -34,6 +35,8 @@ pub(crate) use arcs::Alive;
 pub use execution::Execution;
 pub use hb::CellAccess;
 pub(crate) use scheduler::{ChoicePoint, Outcome, Scheduler, Stop};
+pub use call::Call;
+pub(crate) use call::{call, call_at};
 pub use scheduler::{Event, Fault};
 
 scoped_tls::scoped_thread_local!(static EXECUTION: RefCell<Execution>);

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::panic::Location;
 
 use super::action::{Action, ObjectIdx, ThreadIdx};
+use super::call::Call;
 use super::clock::VectorClock;
 use super::continuation::Suspend;
 use super::hb::ThreadHb;
@@ -85,6 +86,8 @@ pub(crate) struct ThreadState {
     pub pure: Option<PurePart>,
     /// The locks it holds (peeking; pure or upgraded).
     pub held: Vec<Hold>,
+    /// The user-level operation of a shim it is in (`exec/call.rs`).
+    pub call: Option<Call>,
 }
 
 impl ThreadState {
@@ -106,6 +109,7 @@ impl ThreadState {
             locals: Locals::default(),
             pure: None,
             held: Vec::new(),
+            call: None,
         }
     }
 }
