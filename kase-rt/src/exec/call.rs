@@ -97,3 +97,25 @@ impl Drop for CallGuard {
         }
     }
 }
+
+/// Runs `f`, user code called from inside a call (a `Once`'s initialiser),
+/// outside it: its operations are the user's own steps. The call goes on
+/// afterwards (its later steps are shown as continued), also if `f` unwinds.
+pub(crate) fn user_code<R>(f: impl FnOnce() -> R) -> R {
+    struct Resume(Option<Call>);
+    impl Drop for Resume {
+        fn drop(&mut self) {
+            if self.0.is_some() {
+                let call = self.0;
+                with(|e| e.thread_mut(e.current()).call = call);
+            }
+        }
+    }
+    let suspended = if in_model() {
+        with(|e| e.thread_mut(e.current()).call.take())
+    } else {
+        None
+    };
+    let _resume = Resume(suspended);
+    f()
+}

@@ -168,9 +168,7 @@ pub(crate) fn run(
                 if blocked.is_empty() {
                     e.check_arcs();
                 } else {
-                    e.fault = Some(Fault::Deadlock {
-                        blocked,
-                    });
+                    e.fault = Some(Fault::Deadlock { blocked });
                 }
                 break;
             }

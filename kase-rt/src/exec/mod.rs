@@ -6,8 +6,8 @@
 //! [`Scheduler`], and only ever sees [`Action`]s.
 
 pub mod action;
-pub(crate) mod call;
 pub(crate) mod arcs;
+pub(crate) mod call;
 pub mod clock;
 pub(crate) mod continuation;
 pub mod dependence;
@@ -32,11 +32,11 @@ use std::panic::Location;
 
 pub use action::{Action, ObjectIdx, ObjectKind, OpKind, ThreadIdx};
 pub(crate) use arcs::Alive;
+pub use call::Call;
+pub(crate) use call::{call, call_at, user_code};
 pub use execution::Execution;
 pub use hb::CellAccess;
 pub(crate) use scheduler::{ChoicePoint, Outcome, Scheduler, Stop};
-pub use call::Call;
-pub(crate) use call::{call, call_at};
 pub use scheduler::{Event, Fault};
 
 scoped_tls::scoped_thread_local!(static EXECUTION: RefCell<Execution>);

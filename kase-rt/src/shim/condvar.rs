@@ -17,8 +17,8 @@ use std::panic::Location;
 use std::sync::LockResult;
 use std::time::Duration;
 
-use crate::exec::object::{ObjectDetail, ObjectHandle};
 use crate::exec::action::woke;
+use crate::exec::object::{ObjectDetail, ObjectHandle};
 use crate::exec::{self, ObjectIdx, OpKind};
 
 use super::mutex::{Mutex, MutexGuard};

@@ -255,7 +255,10 @@ fn rows(events: &[Event], names: &Names<'_>) -> (Vec<Step>, Vec<usize>) {
             continue;
         }
         if let Some(call) = &e.call {
-            if let Some(last) = steps.last_mut().filter(|s| s.call == Some((thread, call.id))) {
+            if let Some(last) = steps
+                .last_mut()
+                .filter(|s| s.call == Some((thread, call.id)))
+            {
                 // The same call goes on: its latest outcome names the row.
                 last.operation = names.call(call, None);
                 if last.continued {

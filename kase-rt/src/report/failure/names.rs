@@ -87,6 +87,11 @@ impl Names<'_> {
                 };
                 format!("wake {object} -> {how}")
             }
+            // Peeking's bookkeeping (no row of its own in an interleaving,
+            // but a divergence may name it).
+            (OpKind::Upgrade | OpKind::ReadUpgrade, _) => {
+                format!("{} ({object} held)", action.kind.name())
+            }
             _ if object.is_empty() => action.kind.name().to_owned(),
             _ => format!("{} {object}", action.kind.name()),
         }
