@@ -246,10 +246,16 @@ fn once_calls_are_steps_and_the_initialisers_own_steps_stay_visible() {
         let once = Arc::new(Once::new());
         let hits = Arc::new(AtomicUsize::new(0));
         let (once2, hits2) = (once.clone(), hits.clone());
-        let t = thread::spawn(move || once2.call_once(|| drop(hits2.fetch_add(1, SeqCst))));
+        let t = thread::spawn(move || {
+            once2.call_once(|| {
+                hits2.fetch_add(1, SeqCst);
+            })
+        });
         let cell = OnceLock::new();
         assert_eq!(*cell.get_or_init(|| 1), 1);
-        once.call_once(|| drop(hits.fetch_add(1, SeqCst)));
+        once.call_once(|| {
+            hits.fetch_add(1, SeqCst);
+        });
         t.join().unwrap();
         panic!("hits: {}", hits.load(SeqCst));
     });
