@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod channel_reports;
 mod env_vars;
 mod failure_reports;
 mod hostile_input;

@@ -69,7 +69,9 @@ fn kase_progress_1_prints_progress_and_a_summary_per_exploration() {
         lines
             .iter()
             .any(|l| l.starts_with("kase [progress::big]: done: ")
-                && l.ends_with("INCOMPLETE (stopped by max_duration = 1.5s)")),
+                // The deadline may pass between executions, during one,
+                // or while the explorer computes the next one.
+                && l.contains("INCOMPLETE (stopped by max_duration = 1.5s")),
         "the big exploration's summary:\n{stderr}"
     );
     assert!(

@@ -170,3 +170,14 @@ pub struct Action {
     /// What it does.
     pub kind: OpKind,
 }
+
+/// How a condvar waiter woke: the value of its [`OpKind::CondvarWake`] or
+/// [`OpKind::CondvarWakeOrTimeout`] event, which reports show.
+pub mod woke {
+    /// Not notified, in a timed wait: it timed out.
+    pub const TIMED_OUT: u64 = 0;
+    /// A notification chose it.
+    pub const NOTIFIED: u64 = 1;
+    /// Not notified, in a plain wait (`Builder::spurious_wakeups`).
+    pub const SPURIOUSLY: u64 = 2;
+}

@@ -232,7 +232,7 @@ impl OpKind {
                 .pure(P::End)
                 .releases(Rel::ToWriters)
                 .spin(SpinRole::Ignored),
-            OpKind::Upgrade => row(W, "keep locked")
+            OpKind::Upgrade => row(W, "critical section continues")
                 .silent()
                 .pure(P::End)
                 .acquires(A::ReleaseAndReaders),
@@ -243,7 +243,7 @@ impl OpKind {
                 .pure(P::End)
                 .releases(Rel::ToWriters)
                 .spin(SpinRole::Ignored),
-            OpKind::ReadUpgrade => row(W, "keep read-locked").silent().pure(P::End),
+            OpKind::ReadUpgrade => row(W, "read section continues").silent().pure(P::End),
             OpKind::SharedLock => row(W, "read").acquires(A::Release),
             OpKind::SharedTryLock => row(W, "try_read").try_op().acquires(A::ReleaseIfSucceeds),
             OpKind::SharedUnlock => row(W, "read unlock").releases(Rel::ToWriters),

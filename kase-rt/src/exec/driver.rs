@@ -163,14 +163,12 @@ pub(crate) fn run(
                     .threads
                     .iter()
                     .flatten()
-                    .filter_map(|t| t.pending)
+                    .filter_map(|t| t.pending.map(|p| (p.action, p.location, t.call)))
                     .collect();
                 if blocked.is_empty() {
                     e.check_arcs();
                 } else {
-                    e.fault = Some(Fault::Deadlock {
-                        blocked: blocked.iter().map(|p| (p.action, p.location)).collect(),
-                    });
+                    e.fault = Some(Fault::Deadlock { blocked });
                 }
                 break;
             }

@@ -278,7 +278,7 @@ impl Execution {
         }
         if !switch && !self.is_enabled(&pending) && self.fault.is_none() {
             self.fault = Some(Fault::Deadlock {
-                blocked: vec![(action, location)],
+                blocked: vec![(action, location, self.thread(action.thread).call)],
             });
         }
         let thread = self.thread_mut(action.thread);
@@ -355,6 +355,10 @@ impl Execution {
         thread.events += 1;
         clock.set(t, thread.events);
         thread.clock = clock.clone();
+        if let Some(call) = thread.call.as_mut() {
+            call.object = call.object.or(action.object);
+        }
+        let call = thread.call;
         if let Some(object) = action.object {
             self.objects[object.0 as usize]
                 .dependence
@@ -369,6 +373,7 @@ impl Execution {
             backtrace: self
                 .backtraces
                 .then(|| Box::new(backtrace::Backtrace::new_unresolved())),
+            call,
         });
         self.events.len() - 1
     }

@@ -7,6 +7,7 @@
 
 pub mod action;
 pub(crate) mod arcs;
+pub(crate) mod call;
 pub mod clock;
 pub(crate) mod continuation;
 pub mod dependence;
@@ -31,6 +32,8 @@ use std::panic::Location;
 
 pub use action::{Action, ObjectIdx, ObjectKind, OpKind, ThreadIdx};
 pub(crate) use arcs::Alive;
+pub use call::Call;
+pub(crate) use call::{call, call_at, user_code};
 pub use execution::Execution;
 pub use hb::CellAccess;
 pub(crate) use scheduler::{ChoicePoint, Outcome, Scheduler, Stop};

@@ -11,6 +11,7 @@ use std::panic::Location;
 use std::sync::Arc;
 
 use super::action::{Action, ObjectKind, ThreadIdx};
+use super::call::Call;
 use super::clock::VectorClock;
 use super::execution::Execution;
 use super::hb::CellAccess;
@@ -35,6 +36,8 @@ pub struct Event {
     /// The stack at the operation, captured (unresolved) only with
     /// `KASE_BACKTRACE=1`.
     pub backtrace: Option<Box<backtrace::Backtrace>>,
+    /// The user-level operation of a shim it is part of, for reports.
+    pub call: Option<Call>,
 }
 
 /// Why an execution stopped early.
@@ -50,8 +53,9 @@ pub enum Fault {
     },
     /// No thread can run, and some have not finished.
     Deadlock {
-        /// What each blocked thread waits to do.
-        blocked: Vec<(Action, &'static Location<'static>)>,
+        /// What each blocked thread waits to do, and the user-level
+        /// operation of a shim it waits in.
+        blocked: Vec<(Action, &'static Location<'static>, Option<Call>)>,
     },
     /// The execution exceeded `max_steps` visible operations.
     Livelock {

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::panic::Location;
 
 use super::action::{Action, ObjectIdx, ThreadIdx};
+use super::call::Call;
 use super::clock::VectorClock;
 use super::continuation::Suspend;
 use super::hb::ThreadHb;
@@ -78,6 +79,8 @@ pub(crate) struct ThreadState {
     pub locals: Locals,
     /// Critical-section peeking: its pure part and the locks it holds.
     pub peek: ThreadPeek,
+    /// The user-level operation of a shim it is in (`exec/call.rs`).
+    pub call: Option<Call>,
 }
 
 impl ThreadState {
@@ -96,6 +99,7 @@ impl ThreadState {
             spin: SpinTrack::Nothing,
             locals: Locals::default(),
             peek: ThreadPeek::default(),
+            call: None,
         }
     }
 }

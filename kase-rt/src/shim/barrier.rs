@@ -73,6 +73,8 @@ impl Barrier {
     /// reusable: the next `n` calls form the next generation.
     #[track_caller]
     pub fn wait(&self) -> BarrierWaitResult {
+        // Reports show its locks and waits as this one call.
+        let call = crate::exec::call("wait", "barrier");
         // A `static` barrier restarts with every execution.
         self.lock.restart_with(|state| *state = INITIAL);
         let mut lock = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
@@ -91,6 +93,7 @@ impl Barrier {
             if waiting > 0 {
                 self.cvar.notify_all();
             }
+            call.outcome("leader");
             BarrierWaitResult(true)
         }
     }

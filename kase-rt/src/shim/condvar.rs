@@ -17,6 +17,7 @@ use std::panic::Location;
 use std::sync::LockResult;
 use std::time::Duration;
 
+use crate::exec::action::woke;
 use crate::exec::object::{ObjectDetail, ObjectHandle};
 use crate::exec::{self, ObjectIdx, OpKind};
 
@@ -101,7 +102,14 @@ impl Condvar {
         };
         let notified = exec::visible(Some(object), kind, location, |e, action| {
             let notified = e.object_mut(object).gate_notified(action.thread);
-            (notified, Some(u64::from(notified)))
+            // For reports (`report/failure/names.rs`): notified, timed out,
+            // or woken spuriously.
+            let how = match (notified, timed) {
+                (true, _) => woke::NOTIFIED,
+                (false, true) => woke::TIMED_OUT,
+                (false, false) => woke::SPURIOUSLY,
+            };
+            (notified, Some(how))
         });
         (lock, notified)
     }

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::cell::UnsafeCell;
 use super::once::Once;
+use crate::exec;
 use crate::exec::error::usage_error;
 
 /// A value initialised on first access, a drop-in for
@@ -80,6 +81,7 @@ impl<T, F: FnOnce() -> T> LazyLock<T, F> {
     /// `LazyLock`), or if it is poisoned.
     #[track_caller]
     pub fn force(this: &LazyLock<T, F>) -> &T {
+        let _call = exec::call("force", "lazy_lock");
         let state = this.once.load_state();
         if !Once::is_complete(state) {
             this.initialize(state);
@@ -157,6 +159,7 @@ impl<T, F> LazyLock<T, F> {
     /// initialises.
     #[track_caller]
     pub fn get(this: &LazyLock<T, F>) -> Option<&T> {
+        let _call = exec::call("get", "lazy_lock");
         if this.once.is_completed() {
             // SAFETY: the `Once` completed.
             Some(unsafe { this.get_unchecked() })

@@ -26,6 +26,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
+use std::panic::Location;
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -62,6 +63,21 @@ struct State<T> {
 }
 
 type Guard<'a, T> = MutexGuard<'a, State<T>>;
+
+/// Outcomes of calls, as reports show them (`exec/call.rs`).
+const MESSAGE: &str = "message";
+const DISCONNECTED: &str = "disconnected";
+
+/// `send` of a `Sender` or a `SyncSender`: one call in reports.
+#[track_caller]
+fn send<T>(shared: &Shared<T>, t: T) -> Result<(), SendError<T>> {
+    let call = exec::call("send", "channel");
+    let sent = shared.send(t);
+    if sent.is_err() {
+        call.outcome(DISCONNECTED);
+    }
+    sent
+}
 
 impl<T> Shared<T> {
     fn new(bound: Option<usize>) -> Arc<Self> {
@@ -265,8 +281,10 @@ impl<T> Shared<T> {
         }
     }
 
+    /// Returns the queued messages, for the caller to drop once the call
+    /// has ended (their `Drop` is user code).
     #[track_caller]
-    fn drop_receiver(&self) {
+    fn drop_receiver(&self) -> VecDeque<T> {
         let mut state = self.lock();
         state.receiver_alive = false;
         // A blocked rendezvous sender takes its message back; otherwise the
@@ -280,7 +298,7 @@ impl<T> Shared<T> {
             self.sender_wakeup.notify_all();
         }
         drop(state);
-        drop(dropped);
+        dropped
     }
 }
 
@@ -305,11 +323,13 @@ impl<T> Shared<T> {
 /// });
 /// ```
 #[must_use]
+#[track_caller]
 pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
     let shared = Shared::new(None);
     (
         Sender {
             shared: shared.clone(),
+            created: Location::caller(),
         },
         Receiver::new(shared),
     )
@@ -333,11 +353,13 @@ pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
 /// });
 /// ```
 #[must_use]
+#[track_caller]
 pub fn sync_channel<T>(bound: usize) -> (SyncSender<T>, Receiver<T>) {
     let shared = Shared::new(Some(bound));
     (
         SyncSender {
             shared: shared.clone(),
+            created: Location::caller(),
         },
         Receiver::new(shared),
     )
@@ -347,18 +369,24 @@ pub fn sync_channel<T>(bound: usize) -> (SyncSender<T>, Receiver<T>) {
 /// Cloneable; the channel disconnects when every sender is dropped.
 pub struct Sender<T> {
     shared: Arc<Shared<T>>,
+    /// Where it was created: reports show its drop there.
+    created: &'static Location<'static>,
 }
 
 /// The sending half of a [`sync_channel`], like
 /// [`std::sync::mpsc::SyncSender`].
 pub struct SyncSender<T> {
     shared: Arc<Shared<T>>,
+    /// Where it was created: reports show its drop there.
+    created: &'static Location<'static>,
 }
 
 /// The receiving half of a channel, like [`std::sync::mpsc::Receiver`].
 /// `Send` but not `Sync`: one thread receives at a time.
 pub struct Receiver<T> {
     shared: Arc<Shared<T>>,
+    /// Where it was created: reports show its drop there.
+    created: &'static Location<'static>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -367,7 +395,7 @@ impl<T> Sender<T> {
     /// gone.
     #[track_caller]
     pub fn send(&self, t: T) -> Result<(), SendError<T>> {
-        self.shared.send(t)
+        send(&self.shared, t)
     }
 }
 
@@ -377,21 +405,30 @@ impl<T> SyncSender<T> {
     /// the receiver is gone.
     #[track_caller]
     pub fn send(&self, t: T) -> Result<(), SendError<T>> {
-        self.shared.send(t)
+        send(&self.shared, t)
     }
 
     /// Sends `t` if there is room now (for a rendezvous channel: if the
     /// receiver is waiting); never blocks.
     #[track_caller]
     pub fn try_send(&self, t: T) -> Result<(), TrySendError<T>> {
-        self.shared.try_send(t)
+        let call = exec::call("try_send", "channel");
+        let sent = self.shared.try_send(t);
+        call.outcome(match &sent {
+            Ok(()) => "sent",
+            Err(TrySendError::Full(_)) => "full",
+            Err(TrySendError::Disconnected(_)) => DISCONNECTED,
+        });
+        sent
     }
 }
 
 impl<T> Receiver<T> {
+    #[track_caller]
     fn new(shared: Arc<Shared<T>>) -> Self {
         Receiver {
             shared,
+            created: Location::caller(),
             _not_sync: PhantomData,
         }
     }
@@ -400,21 +437,38 @@ impl<T> Receiver<T> {
     /// `Disconnected` if none is and every sender is gone.
     #[track_caller]
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        self.shared.try_recv()
+        let call = exec::call("try_recv", "channel");
+        let got = self.shared.try_recv();
+        call.outcome(match &got {
+            Ok(_) => MESSAGE,
+            Err(TryRecvError::Empty) => "empty",
+            Err(TryRecvError::Disconnected) => DISCONNECTED,
+        });
+        got
     }
 
     /// Blocks until a message arrives; `Err` once none is queued and every
     /// sender is gone.
     #[track_caller]
     pub fn recv(&self) -> Result<T, RecvError> {
-        self.shared.recv(None).map_err(|_| RecvError)
+        let call = exec::call("recv", "channel");
+        let got = self.shared.recv(None).map_err(|_| RecvError);
+        call.outcome(if got.is_ok() { MESSAGE } else { DISCONNECTED });
+        got
     }
 
     /// Like [`recv`](Self::recv), but gives up after `timeout`. In a model
     /// both endings are explored whenever the wait could be notified.
     #[track_caller]
     pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
-        self.shared.recv(Some(timeout))
+        let call = exec::call("recv_timeout", "channel");
+        let got = self.shared.recv(Some(timeout));
+        call.outcome(match &got {
+            Ok(_) => MESSAGE,
+            Err(RecvTimeoutError::Timeout) => "timed out",
+            Err(RecvTimeoutError::Disconnected) => DISCONNECTED,
+        });
+        got
     }
 
     /// A blocking iterator: yields messages until every sender is gone.
@@ -432,9 +486,11 @@ impl<T> Clone for Sender<T> {
     /// Another sender on the same channel.
     #[track_caller]
     fn clone(&self) -> Self {
+        let _call = exec::call("clone sender", "channel");
         self.shared.add_sender();
         Sender {
             shared: self.shared.clone(),
+            created: Location::caller(),
         }
     }
 }
@@ -443,28 +499,37 @@ impl<T> Clone for SyncSender<T> {
     /// Another sender on the same channel.
     #[track_caller]
     fn clone(&self) -> Self {
+        let _call = exec::call("clone sender", "channel");
         self.shared.add_sender();
         SyncSender {
             shared: self.shared.clone(),
+            created: Location::caller(),
         }
     }
 }
 
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
+        let _call = exec::call_at("drop sender", "channel", self.created);
         self.shared.drop_sender();
     }
 }
 
 impl<T> Drop for SyncSender<T> {
     fn drop(&mut self) {
+        let _call = exec::call_at("drop sender", "channel", self.created);
         self.shared.drop_sender();
     }
 }
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
-        self.shared.drop_receiver();
+        let call = exec::call_at("drop receiver", "channel", self.created);
+        let dropped = self.shared.drop_receiver();
+        drop(call);
+        // The messages still queued go now, as in std; their `Drop` is the
+        // user's, not part of the call.
+        drop(dropped);
     }
 }
 

@@ -10,6 +10,7 @@ use std::fmt;
 use super::atomic::{AtomicU8, Ordering};
 use super::condvar::Condvar;
 use super::mutex::{Mutex, MutexGuard};
+use crate::exec;
 
 /// No initialiser has run to completion, and none panicked.
 const INCOMPLETE: u8 = 0;
@@ -116,6 +117,7 @@ impl Once {
     where
         F: FnOnce(),
     {
+        let _call = exec::call("call_once", "once");
         let state = self.state.load(Ordering::Acquire);
         if state & STATE_MASK == COMPLETE {
             return;
@@ -132,6 +134,7 @@ impl Once {
     where
         F: FnOnce(&OnceState),
     {
+        let _call = exec::call("call_once_force", "once");
         let state = self.state.load(Ordering::Acquire);
         if state & STATE_MASK == COMPLETE {
             return;
@@ -144,6 +147,7 @@ impl Once {
     #[must_use]
     #[track_caller]
     pub fn is_completed(&self) -> bool {
+        let _call = exec::call("is_completed", "once");
         self.state.load(Ordering::Acquire) & STATE_MASK == COMPLETE
     }
 
@@ -154,6 +158,7 @@ impl Once {
     /// If the `Once` is or becomes poisoned.
     #[track_caller]
     pub fn wait(&self) {
+        let _call = exec::call("wait", "once");
         let state = self.state.load(Ordering::Acquire);
         if state & STATE_MASK != COMPLETE {
             self.wait_until_complete(state, false);
@@ -163,6 +168,7 @@ impl Once {
     /// Blocks until an initialiser has completed, ignoring poisoning.
     #[track_caller]
     pub fn wait_force(&self) {
+        let _call = exec::call("wait_force", "once");
         let state = self.state.load(Ordering::Acquire);
         if state & STATE_MASK != COMPLETE {
             self.wait_until_complete(state, true);
@@ -198,9 +204,9 @@ impl Once {
                         once: self,
                         set_state_on_drop_to: POISONED,
                     };
-                    f(&OnceState {
-                        poisoned: state & STATE_MASK == POISONED,
-                    });
+                    let poisoned = state & STATE_MASK == POISONED;
+                    // The initialiser is the user's: its steps are its own.
+                    exec::user_code(|| f(&OnceState { poisoned }));
                     guard.set_state_on_drop_to = COMPLETE;
                     return;
                 }

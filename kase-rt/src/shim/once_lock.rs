@@ -11,6 +11,7 @@ use std::panic::{RefUnwindSafe, UnwindSafe};
 
 use super::cell::UnsafeCell;
 use super::once::Once;
+use crate::exec;
 
 /// A synchronisation primitive which can be written to nominally only once,
 /// a drop-in for [`std::sync::OnceLock`].
@@ -67,6 +68,7 @@ impl<T> OnceLock<T> {
     /// Never blocks.
     #[track_caller]
     pub fn get(&self) -> Option<&T> {
+        let _call = exec::call("get", "once_lock");
         if self.once.is_completed() {
             // SAFETY: the `Once` completed (Acquire), so the value is written.
             Some(unsafe { self.get_unchecked() })
@@ -88,6 +90,7 @@ impl<T> OnceLock<T> {
     /// Blocks until the cell is initialised, then returns the value.
     #[track_caller]
     pub fn wait(&self) -> &T {
+        let _call = exec::call("wait", "once_lock");
         self.once.wait_force();
         // SAFETY: the `Once` completed, so the value is written.
         unsafe { self.get_unchecked() }
@@ -97,8 +100,14 @@ impl<T> OnceLock<T> {
     /// initialised. Blocks while another thread initialises it.
     #[track_caller]
     pub fn set(&self, value: T) -> Result<(), T> {
+        let call = exec::call("set", "once_lock");
         let mut value = Some(value);
         self.get_or_init(|| value.take().unwrap());
+        call.outcome(if value.is_none() {
+            "set"
+        } else {
+            "already set"
+        });
         match value {
             None => Ok(()),
             Some(value) => Err(value),
@@ -117,6 +126,7 @@ impl<T> OnceLock<T> {
     where
         F: FnOnce() -> T,
     {
+        let _call = exec::call("get_or_init", "once_lock");
         let state = self.once.load_state();
         if !Once::is_complete(state) {
             self.initialize(state, f);

@@ -56,16 +56,7 @@ impl Failure {
         schedule: Schedule,
         names: &Names<'_>,
     ) -> Self {
-        let steps = events
-            .iter()
-            .filter(|e| e.action.kind != OpKind::Exit)
-            .map(|e| Step {
-                thread: names.thread(e.action.thread),
-                operation: names.operation(&e.action, e.value),
-                location: location(e.location),
-                frames: e.backtrace.as_deref().map(user_frames).unwrap_or_default(),
-            })
-            .collect();
+        let (steps, row_of_step) = rows(events, names);
         let mut panic_location = None;
         let (kind, headline, details, message, payload) = match fault {
             Fault::Panic { thread, info, payload } if is_internal(&*payload) => {
@@ -92,9 +83,19 @@ impl Failure {
             Fault::Deadlock { blocked } => {
                 let details = blocked
                     .iter()
-                    .map(|(action, at)| {
-                        let op = names.operation(action, None);
-                        format!("{} is blocked: waits to {op} at {}", names.thread(action.thread), location(at))
+                    .map(|(action, at, call)| {
+                        let thread = names.thread(action.thread);
+                        match call {
+                            Some(call) => format!(
+                                "{thread} is blocked in {} at {}",
+                                names.call(call, action.object),
+                                location(call.location)
+                            ),
+                            None => {
+                                let op = names.operation(action, None);
+                                format!("{thread} is blocked: waits to {op} at {}", location(at))
+                            }
+                        }
                     })
                     .collect();
                 (FailureKind::Deadlock, "no thread can run, but not all have finished:".into(), details, None, None)
@@ -171,6 +172,7 @@ impl Failure {
             headline,
             details,
             steps,
+            row_of_step,
             schedule,
             message,
             panic_location,
@@ -205,6 +207,7 @@ impl Failure {
             headline: format!("kase failed while exploring{at}:"),
             details,
             steps: Vec::new(),
+            row_of_step: Vec::new(),
             schedule,
             message: Some(message),
             panic_location: None,
@@ -217,6 +220,63 @@ impl Failure {
             replay_command: None,
         }
     }
+}
+
+/// The rows of the interleaving, and for each step (an event other than an
+/// exit, as schedules and preemptions count them) the row showing it. The
+/// events of one call of a shim (`exec/call.rs`) in a row make one row, at
+/// the user's line; the end of a pure part of a critical section
+/// (`Upgrade`, peeking's bookkeeping, never a choice point) has none of its
+/// own: the user sees the lock and the unlock already.
+fn rows(events: &[Event], names: &Names<'_>) -> (Vec<Step>, Vec<usize>) {
+    let mut steps: Vec<Step> = Vec::new();
+    let mut row_of_step = Vec::new();
+    for e in events.iter().filter(|e| e.action.kind != OpKind::Exit) {
+        let thread = e.action.thread;
+        if matches!(e.action.kind, OpKind::Upgrade | OpKind::ReadUpgrade) {
+            row_of_step.push(steps.len().saturating_sub(1));
+            continue;
+        }
+        if let Some(call) = &e.call {
+            if let Some(last) = steps
+                .last_mut()
+                .filter(|s| s.call == Some((thread, call.id)))
+            {
+                // The same call goes on: its latest outcome names the row.
+                last.operation = names.call(call, None);
+                if last.continued {
+                    last.operation.push_str(" (continued)");
+                }
+                row_of_step.push(steps.len() - 1);
+                continue;
+            }
+            let continued = steps.iter().any(|s| s.call == Some((thread, call.id)));
+            let mut operation = names.call(call, None);
+            if continued {
+                operation.push_str(" (continued)");
+            }
+            row_of_step.push(steps.len());
+            steps.push(Step {
+                thread: names.thread(thread),
+                operation,
+                location: location(call.location),
+                frames: e.backtrace.as_deref().map(user_frames).unwrap_or_default(),
+                call: Some((thread, call.id)),
+                continued,
+            });
+            continue;
+        }
+        row_of_step.push(steps.len());
+        steps.push(Step {
+            thread: names.thread(thread),
+            operation: names.operation(&e.action, e.value),
+            location: location(e.location),
+            frames: e.backtrace.as_deref().map(user_frames).unwrap_or_default(),
+            call: None,
+            continued: false,
+        });
+    }
+    (steps, row_of_step)
 }
 
 /// What an internal error's report says besides where it happened.

@@ -2,7 +2,8 @@
 
 use std::collections::HashMap;
 
-use crate::exec::{Action, Event, ObjectKind, OpKind, ThreadIdx};
+use crate::exec::action::woke;
+use crate::exec::{Action, Call, Event, ObjectIdx, ObjectKind, OpKind, ThreadIdx};
 
 /// Thread numbers as a fresh run of the same execution assigns them: `main`
 /// is 0 and the others are numbered in the order this execution spawned them.
@@ -78,9 +79,39 @@ impl Names<'_> {
                     if ok == 1 { "acquired" } else { "busy" }
                 )
             }
+            (OpKind::CondvarWake | OpKind::CondvarWakeOrTimeout, Some(how)) => {
+                let how = match how {
+                    woke::NOTIFIED => "notified",
+                    woke::TIMED_OUT => "timed out",
+                    _ => "spurious wakeup",
+                };
+                format!("wake {object} -> {how}")
+            }
+            // Peeking's bookkeeping (no row of its own in an interleaving,
+            // but a divergence may name it).
+            (OpKind::Upgrade | OpKind::ReadUpgrade, _) => {
+                format!("{} ({object} held)", action.kind.name())
+            }
             _ if object.is_empty() => action.kind.name().to_owned(),
             _ => format!("{} {object}", action.kind.name()),
         }
+    }
+}
+
+impl Names<'_> {
+    /// A call of a shim (`exec/call.rs`) as the user made it: `recv_timeout
+    /// channel#2 -> timed out`. Its object is named by the first object the
+    /// call touched (`fallback` if it touched none yet).
+    pub(crate) fn call(&self, call: &Call, fallback: Option<ObjectIdx>) -> String {
+        let mut s = format!("{} {}", call.name, call.noun);
+        if let Some(o) = call.object.or(fallback) {
+            s.push_str(&format!("#{}", o.0));
+        }
+        if let Some(outcome) = call.outcome {
+            s.push_str(" -> ");
+            s.push_str(outcome);
+        }
+        s
     }
 }
 

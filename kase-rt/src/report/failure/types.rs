@@ -15,6 +15,10 @@ pub(super) struct Step {
     pub(super) location: String,
     /// User-code frames of the stack at the step (`KASE_BACKTRACE=1`).
     pub(super) frames: Vec<String>,
+    /// The call of a shim it shows (`exec/call.rs`): thread and call id.
+    pub(super) call: Option<(crate::exec::ThreadIdx, u32)>,
+    /// Whether an earlier row showed the beginning of the same call.
+    pub(super) continued: bool,
 }
 
 /// The first failing interleaving found, when a simpler one replaced it.
@@ -44,6 +48,9 @@ pub struct Failure {
     pub(super) headline: String,
     pub(super) details: Vec<String>,
     pub(super) steps: Vec<Step>,
+    /// For each step as schedules count them (every event but exits), the
+    /// row of `steps` (0-based) showing it.
+    pub(super) row_of_step: Vec<usize>,
     pub(super) schedule: Schedule,
     pub(super) message: Option<String>,
     /// `file:line:column` of the panic, for [`FailureKind::Panic`].
@@ -85,7 +92,9 @@ impl Failure {
         self.payload.take()
     }
 
-    /// Number of visible operations in the failing interleaving.
+    /// Number of steps of the failing interleaving as the report shows them:
+    /// the visible operations, with those a shim makes for one call of the
+    /// user (a channel's `recv`: locks and waits of its own) counted as one.
     pub fn steps(&self) -> usize {
         self.steps.len()
     }
@@ -133,9 +142,20 @@ impl Failure {
         self.kind == other.kind && self.panic_location == other.panic_location
     }
 
-    /// Records which steps (1-based) preempted another thread.
+    /// Records which steps (1-based, as schedules count them) preempted
+    /// another thread; the report marks the rows showing them.
     pub(crate) fn set_preempted(&mut self, steps: Vec<usize>) {
-        self.preempted = Some(steps);
+        let (counted, rows) = (self.row_of_step.len(), self.steps.len());
+        let mut marked: Vec<usize> = steps
+            .into_iter()
+            .map(|step| match self.row_of_step.get(step.wrapping_sub(1)) {
+                Some(row) => row + 1,
+                // Past the end (the failure came before the step ran).
+                None => rows + step.saturating_sub(counted),
+            })
+            .collect();
+        marked.dedup();
+        self.preempted = Some(marked);
     }
 
     pub(crate) fn set_first_found(&mut self, first: FirstFound) {
