@@ -68,7 +68,9 @@ impl Watch {
             // SAFETY: only ever set from a `&'static Location`.
             let location = unsafe { &*location };
             let thread = ThreadIdx(self.thread.load(Relaxed));
-            format!("the last visible operation was by {thread} at {location}")
+            format!(
+                "{thread} is probably the one blocked: its last visible operation was at {location}"
+            )
         };
         format!(
             "kase: watchdog: no progress for {limit:?}; {last}. A model thread is probably blocked \
@@ -95,6 +97,8 @@ pub(crate) struct Watchdog {
 struct Entry {
     watch: Arc<Watch>,
     limit: Duration,
+    /// The test being explored, named in the message.
+    test: Option<String>,
     /// The progress counter when last looked at, and since when it has not
     /// moved while model code ran.
     last: u64,
@@ -119,11 +123,13 @@ static WATCHED: Mutex<Watched> = Mutex::new(Watched {
 static WATCHER: OnceLock<Option<Thread>> = OnceLock::new();
 
 impl Watchdog {
-    /// Starts watching `watch`, giving up after `limit` without progress.
-    pub(crate) fn start(watch: Arc<Watch>, limit: Duration) -> Watchdog {
+    /// Starts watching `watch` (the exploration of `test`), giving up after
+    /// `limit` without progress.
+    pub(crate) fn start(watch: Arc<Watch>, limit: Duration, test: Option<String>) -> Watchdog {
         let entry = Entry {
             watch: watch.clone(),
             limit,
+            test,
             last: watch.progress.load(Relaxed),
             since: Instant::now(),
         };
@@ -158,7 +164,10 @@ fn watch_all() {
                 if progress != entry.last || !entry.watch.in_model.load(Relaxed) {
                     (entry.last, entry.since) = (progress, now);
                 } else if now.duration_since(entry.since) >= entry.limit {
-                    eprintln!("{}", entry.watch.describe(entry.limit));
+                    // Past the harness's capture: the process ends here,
+                    // so captured output would never be shown.
+                    let text = entry.watch.describe(entry.limit);
+                    crate::stderr::warn(entry.test.as_deref(), &text);
                     std::process::exit(101);
                 }
             }
