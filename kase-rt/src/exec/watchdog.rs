@@ -23,6 +23,8 @@ pub(crate) struct Watch {
     progress: AtomicU64,
     thread: AtomicU32,
     location: AtomicPtr<Location<'static>>,
+    /// The model thread resumed last: the one running, so the one blocked.
+    running: AtomicU32,
     /// Model code is running (not the explorer between steps).
     in_model: AtomicBool,
     stop: AtomicBool,
@@ -49,7 +51,8 @@ impl Watch {
 
     /// Model code runs until the returned guard is dropped; only then can
     /// the watchdog fire (the explorer's own work is never "blocked").
-    pub(crate) fn running(&self) -> Running<'_> {
+    pub(crate) fn running(&self, thread: ThreadIdx) -> Running<'_> {
+        self.running.store(thread.0, Relaxed);
         self.in_model.store(true, Relaxed);
         self.progress.fetch_add(1, Relaxed);
         Running(self)
@@ -61,19 +64,25 @@ impl Watch {
     }
 
     fn describe(&self, limit: Duration) -> String {
+        let running = ThreadIdx(self.running.load(Relaxed));
         let location = self.location.load(Relaxed);
         let last = if location.is_null() {
-            "before any visible operation".to_owned()
+            format!("{running} is blocked before any visible operation")
         } else {
             // SAFETY: only ever set from a `&'static Location`.
             let location = unsafe { &*location };
             let thread = ThreadIdx(self.thread.load(Relaxed));
-            format!(
-                "{thread} is probably the one blocked: its last visible operation was at {location}"
-            )
+            if thread == running {
+                format!("{running} is blocked after its visible operation at {location}")
+            } else {
+                format!(
+                    "{running} is blocked since it started, before its first visible operation \
+                     (the last one was by {thread} at {location})"
+                )
+            }
         };
         format!(
-            "kase: watchdog: no progress for {limit:?}; {last}. A model thread is probably blocked \
+            "kase: watchdog: no progress for {limit:?}; {last}. It is probably blocked \
              outside kase's control: a std (not kase) Mutex, Condvar or channel, a blocking read, or a \
              long computation without visible operations. Use the kase shims (or `#[kase::test]`, \
              which rewrites std paths) for everything the threads of a model wait on; raise the limit \

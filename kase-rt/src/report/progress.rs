@@ -216,7 +216,11 @@ pub(crate) fn thousands(n: u64) -> String {
 
 /// What to do about an exploration that runs long, given its budgets
 /// (`max_executions`, `max_duration`) and whether peeking is on.
-pub(crate) fn hint(max_executions: Option<u64>, max_duration: Option<Duration>, peeking: bool) -> String {
+pub(crate) fn hint(
+    max_executions: Option<u64>,
+    max_duration: Option<Duration>,
+    peeking: bool,
+) -> String {
     let mut hint = match (max_executions, max_duration) {
         (None, None) => "set max_duration (KASE_MAX_DURATION=60s) or max_executions to bound it, \
              with allow_incomplete (KASE_ALLOW_INCOMPLETE=1) to accept the bounded result, or make \
@@ -257,7 +261,10 @@ mod tests {
     fn hints_name_the_budget_or_how_to_set_one() {
         assert!(hint(None, None, true).starts_with("set max_duration (KASE_MAX_DURATION"));
         let h = hint(Some(5), Some(Duration::from_secs(2)), false);
-        assert!(h.starts_with("it stops at max_executions = 5 or max_duration = 2s"), "{h}");
+        assert!(
+            h.starts_with("it stops at max_executions = 5 or max_duration = 2s"),
+            "{h}"
+        );
         assert!(h.contains("peeking is off"), "{h}");
     }
 
