@@ -18,6 +18,7 @@ pub(crate) const TEST_KEYS: &[&str] = &[
     "peeking",
     "max_executions",
     "max_duration",
+    "allow_incomplete",
     "max_steps",
     "stack_size",
     "replay",
@@ -48,6 +49,7 @@ enum Setter {
     StackSize(u64),
     Replay(syn::LitStr),
     Peeking(bool),
+    AllowIncomplete(bool),
 }
 
 impl Args {
@@ -88,6 +90,7 @@ impl Args {
                 }
                 Setter::Replay(s) => quote_spanned!(span=> .replay(#s)),
                 Setter::Peeking(on) => quote_spanned!(span=> .peeking(#on)),
+                Setter::AllowIncomplete(on) => quote_spanned!(span=> .allow_incomplete(#on)),
             }
         });
         quote!(#krate::Builder::new() #(#calls)*)
@@ -250,6 +253,10 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
         }
         "peeking" => match lit(value) {
             Some(Lit::Bool(b)) => Setter::Peeking(b.value),
+            _ => return Err(syn::Error::new(value.span(), "expected `true` or `false`")),
+        },
+        "allow_incomplete" => match lit(value) {
+            Some(Lit::Bool(b)) => Setter::AllowIncomplete(b.value),
             _ => return Err(syn::Error::new(value.span(), "expected `true` or `false`")),
         },
         "max_executions" => Setter::MaxExecutions(int(value, "u64")?),

@@ -48,6 +48,7 @@ impl Builder {
     /// |---|---|---|
     /// | `KASE_MAX_EXECUTIONS` | a number | [`max_executions`](Self::max_executions) |
     /// | `KASE_MAX_DURATION` | a duration: `30s`, `500ms`, `1.5s`, `2m`, `2min`, `1h`, `30` (seconds); units ns, us, ms, s, m/min, h | [`max_duration`](Self::max_duration) |
+    /// | `KASE_ALLOW_INCOMPLETE` | `1` \| `0` | [`allow_incomplete`](Self::allow_incomplete) |
     /// | `KASE_MAX_STEPS` | a number | [`max_steps`](Self::max_steps) |
     /// | `KASE_STACK_SIZE` | a number of bytes | [`stack_size`](Self::stack_size) |
     /// | `KASE_STRATEGY` | `por` \| `exhaustive` | [`strategy`](Self::strategy) |
@@ -138,6 +139,40 @@ impl Builder {
     /// execution stops within moments); the report is then incomplete.
     pub fn max_duration(mut self, duration: Duration) -> Self {
         self.settings.max_duration = Some(duration);
+        self
+    }
+
+    /// Whether [`check`](Self::check) (and so [`model`] and `#[kase::test]`)
+    /// passes when a budget ([`max_executions`](Self::max_executions),
+    /// [`max_duration`](Self::max_duration)) stopped the exploration before
+    /// it explored everything. Default `false`: an incomplete exploration
+    /// fails the test, saying which budget stopped it and after how many
+    /// executions, so that it never looks like a full pass. `true` accepts
+    /// it (the warning is still printed); `KASE_ALLOW_INCOMPLETE=1` sets it
+    /// from the environment, `allow_incomplete = true` in `#[kase::test]`.
+    /// [`explore`](Self::explore) is unaffected: its [`Report`] says
+    /// [`complete`](Report::complete).
+    ///
+    /// ```
+    /// # extern crate kase_rt as kase;
+    /// use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    /// use kase::{thread, Builder};
+    ///
+    /// let racy_enough = || {
+    ///     static X: AtomicUsize = AtomicUsize::new(0);
+    ///     let t = thread::spawn(|| X.store(1, SeqCst));
+    ///     X.store(2, SeqCst);
+    ///     t.join().unwrap();
+    /// };
+    /// // One execution of two: passes only when allowed.
+    /// Builder::new().max_executions(1).allow_incomplete(true).check(racy_enough);
+    /// let failed = std::panic::catch_unwind(|| {
+    ///     Builder::new().max_executions(1).allow_incomplete(false).check(racy_enough)
+    /// });
+    /// assert!(failed.is_err());
+    /// ```
+    pub fn allow_incomplete(mut self, allow: bool) -> Self {
+        self.settings.allow_incomplete = allow;
         self
     }
 
@@ -317,7 +352,9 @@ impl Builder {
     /// Like [`explore`](Self::explore), but panics if a failure is found: it
     /// prints the report and re-raises the original panic payload (so
     /// `#[should_panic(expected = "...")]` matches the model's own message),
-    /// or panics with the report for other failures.
+    /// or panics with the report for other failures. It also panics if a
+    /// budget stopped the exploration early, unless
+    /// [`allow_incomplete`](Self::allow_incomplete) says otherwise.
     #[track_caller]
     pub fn check<F: Fn() + Sync>(&self, model: F) {
         let mut report = self.explore(model);
@@ -330,7 +367,28 @@ impl Builder {
                 None => panic!("{failure}"),
             }
         }
+        if let (Some(budget), false) = (&report.stopped_by, self.settings.allow_incomplete) {
+            panic!("{}", incomplete(&report, budget));
+        }
     }
+}
+
+/// Why `check` fails an exploration `budget` stopped, and what to do.
+fn incomplete(report: &Report, budget: &str) -> String {
+    let n = report.executions;
+    let traces = report
+        .traces
+        .map(|t| format!(" ({t} distinct trace{})", if t == 1 { "" } else { "s" }))
+        .unwrap_or_default();
+    format!(
+        "kase: the exploration is INCOMPLETE: it was stopped by {budget} after {n} execution{}{traces} \
+         in {:.2?}. None of them failed, but behaviours may be left unexplored, so this is not a \
+         pass. Raise or remove the budget to explore everything, or accept an incomplete \
+         exploration: `Builder::allow_incomplete(true)`, `#[kase::test(allow_incomplete = true)]`, \
+         or KASE_ALLOW_INCOMPLETE=1.",
+        if n == 1 { "" } else { "s" },
+        report.duration
+    )
 }
 
 /// Explores `model` with the default settings ([`Builder::new`]) and panics

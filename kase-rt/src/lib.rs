@@ -66,6 +66,7 @@ mod explore;
 mod report;
 mod settings;
 mod shim;
+mod stderr;
 
 pub use builder::{model, Builder};
 pub use explore::{Alternatives, Strategy};

@@ -35,6 +35,9 @@ pub(crate) struct Settings {
     pub alternatives: Alternatives,
     pub max_executions: Option<u64>,
     pub max_duration: Option<Duration>,
+    /// `check` passes an exploration a budget cut short
+    /// (`Builder::allow_incomplete`, `KASE_ALLOW_INCOMPLETE`).
+    pub allow_incomplete: bool,
     pub max_steps: u64,
     pub spurious_wakeups: bool,
     pub stack_size: usize,
@@ -71,6 +74,7 @@ impl Default for Settings {
             alternatives: Alternatives::default(),
             max_executions: None,
             max_duration: None,
+            allow_incomplete: false,
             max_steps: DEFAULT_MAX_STEPS,
             spurious_wakeups: false,
             stack_size: DEFAULT_STACK_SIZE,
@@ -166,6 +170,11 @@ pub(crate) const VARS: &[Var] = &[
             s.max_duration = Some(d);
             Some(())
         }),
+    },
+    Var {
+        name: "KASE_ALLOW_INCOMPLETE",
+        form: "`1` (an incomplete exploration passes) or `0` (it fails the test)",
+        read: Read::Text(|s, v| parse_switch(v).map(|on| s.allow_incomplete = on)),
     },
     Var {
         name: "KASE_MAX_STEPS",
@@ -396,6 +405,9 @@ mod tests {
         assert_eq!(with("KASE_PROGRESS", " off ").progress, Some(false));
         rejects("KASE_PROGRESS", "maybe");
         assert_eq!(with("KASE_MINIMIZE", "OFF").minimize, 0);
+        assert!(with("KASE_ALLOW_INCOMPLETE", "1").allow_incomplete);
+        assert!(!with("KASE_ALLOW_INCOMPLETE", "no").allow_incomplete);
+        rejects("KASE_ALLOW_INCOMPLETE", "maybe");
         assert_eq!(with("KASE_WATCHDOG", "0").watchdog, None);
         assert_eq!(
             with("KASE_WATCHDOG", "0.5").watchdog,

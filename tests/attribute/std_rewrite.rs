@@ -267,6 +267,27 @@ fn expect_fails_when_the_failure_is_not_found() {
     *m.lock().unwrap() += 1;
 }
 
+/// A budget that stops the exploration early fails the test...
+#[kase::test(max_executions = 1)]
+#[should_panic(expected = "INCOMPLETE: it was stopped by max_executions = 1 after 1 execution")]
+fn an_incomplete_exploration_fails_the_test() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let m = n.clone();
+    let t = thread::spawn(move || m.store(1, Ordering::SeqCst));
+    n.store(2, Ordering::SeqCst);
+    t.join().unwrap();
+}
+
+/// ...unless `allow_incomplete = true` accepts it.
+#[kase::test(max_executions = 1, allow_incomplete = true)]
+fn allow_incomplete_accepts_an_incomplete_exploration() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let m = n.clone();
+    let t = thread::spawn(move || m.store(1, Ordering::SeqCst));
+    n.store(2, Ordering::SeqCst);
+    t.join().unwrap();
+}
+
 /// All the budget arguments together.
 #[kase::test(
     strategy = "por",

@@ -15,13 +15,27 @@ pub fn in_child() -> bool {
 /// is `module`, in a command that runs it alone (`--exact`, the path
 /// libtest lists: the module path without the crate) with `--nocapture`.
 pub fn command(module: &str, name: &str) -> Command {
-    let path = match module.split_once("::") {
+    let mut command = command_captured(module, name);
+    command.arg("--nocapture");
+    command
+}
+
+/// Like [`command`], but without `--nocapture`: the child's harness
+/// captures the test's output as plain `cargo test` does, so only what
+/// goes past the capture reaches the child's stderr.
+pub fn command_captured(module: &str, name: &str) -> Command {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command.args(["--exact", &test_path(module, name), "--test-threads=1"]);
+    command
+}
+
+/// The path libtest lists for test `name` of module `module`: the module
+/// path without the crate (also the name of the test's thread).
+pub fn test_path(module: &str, name: &str) -> String {
+    match module.split_once("::") {
         Some((_crate, path)) => format!("{path}::{name}"),
         None => name.to_owned(),
-    };
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command.args(["--exact", &path, "--nocapture", "--test-threads=1"]);
-    command
+    }
 }
 
 /// Panics unless the child ran exactly one test: an `--exact` filter that

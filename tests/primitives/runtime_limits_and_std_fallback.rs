@@ -52,6 +52,54 @@ fn max_executions_makes_the_report_incomplete() {
     assert!(full.executions() > 2);
 }
 
+/// Three threads incrementing one atomic: six executions.
+fn three_increments() {
+    let x = Arc::new(AtomicUsize::new(0));
+    let hs: Vec<_> = (0..3)
+        .map(|_| {
+            let x = x.clone();
+            thread::spawn(move || x.fetch_add(1, SeqCst))
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+}
+
+/// The two modes of an incomplete exploration: `check` (so `kase::model`
+/// and `#[kase::test]` too) fails it by default, naming the budget and how
+/// to accept it; with `allow_incomplete(true)` it passes. `explore` only
+/// reports it.
+#[test]
+fn check_fails_an_incomplete_exploration_unless_allowed() {
+    let failed =
+        std::panic::catch_unwind(|| Builder::new().max_executions(2).check(three_increments))
+            .expect_err("an incomplete exploration is not a pass");
+    let message = failed.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        message.contains("INCOMPLETE: it was stopped by max_executions = 2 after 2 executions"),
+        "{message}"
+    );
+    for how in [
+        "Builder::allow_incomplete(true)",
+        "#[kase::test(allow_incomplete = true)]",
+        "KASE_ALLOW_INCOMPLETE=1",
+    ] {
+        assert!(message.contains(how), "{message}");
+    }
+
+    Builder::new()
+        .max_executions(2)
+        .allow_incomplete(true)
+        .check(three_increments);
+    // A complete exploration passes either way.
+    Builder::new()
+        .allow_incomplete(false)
+        .check(three_increments);
+    let report = Builder::new().max_executions(2).explore(three_increments);
+    assert!(!report.complete());
+}
+
 #[test]
 fn max_duration_makes_the_report_incomplete() {
     let report = Builder::new().max_duration(Duration::ZERO).explore(|| {});

@@ -113,7 +113,7 @@ fn kase_regressions_dir_and_kase_persist_steer_the_regression_file() {
         ],
     );
     assert!(
-        stderr.contains("kase: add this line to") && stderr.contains("env.txt"),
+        stderr.contains("kase [env::counter]: add this line to") && stderr.contains("env.txt"),
         "{stderr}"
     );
     assert!(!file.exists(), "print writes nothing");
@@ -150,4 +150,41 @@ fn kase_regressions_dir_and_kase_persist_steer_the_regression_file() {
         ],
     );
     let _ = fs::remove_dir_all(&dir);
+}
+
+/// `KASE_ALLOW_INCOMPLETE=1` lets `check` pass an exploration a budget cut
+/// short (`KASE_MAX_EXECUTIONS` here); without it the same run fails.
+#[test]
+fn kase_allow_incomplete_accepts_an_exploration_a_budget_cut_short() {
+    let name = "kase_allow_incomplete_accepts_an_exploration_a_budget_cut_short";
+    if in_child() {
+        Builder::new().check(lost_update_fixed);
+        return;
+    }
+    run_child(
+        name,
+        &[("KASE_MAX_EXECUTIONS", "1"), ("KASE_ALLOW_INCOMPLETE", "1")],
+    );
+    let out = child::command(module_path!(), name)
+        .env(child::VAR, "1")
+        .env("KASE_MAX_EXECUTIONS", "1")
+        .output()
+        .unwrap();
+    child::assert_ran_one_test(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "incomplete must fail:\n{stderr}");
+    assert!(
+        stderr.contains("INCOMPLETE: it was stopped by max_executions = 1"),
+        "{stderr}"
+    );
+}
+
+/// Two threads adding to one atomic: no failure, two executions.
+fn lost_update_fixed() {
+    use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let n = kase::sync::Arc::new(AtomicUsize::new(0));
+    let m = n.clone();
+    let t = kase::thread::spawn(move || m.fetch_add(1, SeqCst));
+    n.fetch_add(1, SeqCst);
+    t.join().unwrap();
 }

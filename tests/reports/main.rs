@@ -18,3 +18,4 @@ mod regression_files;
 mod replay;
 mod settings_grammar;
 mod stops_instead_of_hanging;
+mod unseen_models;

@@ -56,13 +56,28 @@ fn kase_progress_1_prints_progress_and_a_summary_per_exploration() {
     let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("kase [")).collect();
     let progress: Vec<&&str> = lines
         .iter()
-        .filter(|l| l.starts_with("kase [progress::big]: ") && !l.contains(": done: "))
+        .filter(|l| {
+            l.starts_with("kase [progress::big]: ")
+                && !l.contains(": done: ")
+                && l.ends_with(" elapsed")
+        })
         .collect();
     assert!(!progress.is_empty(), "a progress line after 1 s:\n{stderr}");
     assert!(
         progress[0].contains(" executions (")
             && progress[0].contains("/s), 0 sleep-set-blocked, depth ")
             && progress[0].ends_with(" elapsed"),
+        "{stderr}"
+    );
+    // Once, what to do about it: here, the budget that will stop it.
+    let hints: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("kase [progress::big]: still exploring: "))
+        .collect();
+    assert_eq!(hints.len(), 1, "{stderr}");
+    assert!(
+        hints[0].contains("it stops at max_duration = 1.5s, INCOMPLETE")
+            && hints[0].contains("allow_incomplete"),
         "{stderr}"
     );
     assert!(
@@ -90,13 +105,17 @@ fn kase_progress_0_prints_no_lines() {
     }
     let stderr = run_child("kase_progress_0_prints_no_lines", "0");
     assert!(
-        !stderr.lines().any(|l| l.starts_with("kase [")),
-        "no progress or summary lines:\n{stderr}"
+        !stderr.lines().any(|l| l.starts_with("kase [")
+            && (l.ends_with(" elapsed")
+                || l.contains(": done: ")
+                || l.contains(": still exploring: "))),
+        "no progress, hint or summary lines:\n{stderr}"
     );
     // The control: the explorations did run (the budget warning is not a
-    // progress line, and is still printed).
+    // progress line, and is still printed, labelled with the model's name).
     assert!(
-        stderr.contains("kase: WARNING: exploration stopped by max_duration = 1.5s"),
+        stderr
+            .contains("kase [progress::big]: WARNING: exploration stopped by max_duration = 1.5s"),
         "{stderr}"
     );
 }

@@ -126,18 +126,28 @@ fn the_watchdog_ends_a_run_blocked_outside_kase_with_a_message() {
         return;
     }
     let start = std::time::Instant::now();
-    let out = child::command(
-        module_path!(),
-        "the_watchdog_ends_a_run_blocked_outside_kase_with_a_message",
-    )
-    .env("KASE_WATCHDOG_CHILD", "1")
-    .env("KASE_WATCHDOG", "1")
-    .output()
-    .unwrap();
+    let name = "the_watchdog_ends_a_run_blocked_outside_kase_with_a_message";
+    // Without `--nocapture`, as plain `cargo test` runs: the message must
+    // get past the capture, since the process ends before it is shown.
+    let out = child::command_captured(module_path!(), name)
+        .env("KASE_WATCHDOG_CHILD", "1")
+        .env("KASE_WATCHDOG", "1")
+        .output()
+        .unwrap();
     child::assert_ran_one_test(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "the child must not pass: {stderr}");
-    assert!(stderr.contains("watchdog: no progress"), "{stderr}");
+    // Named after the test (the model has no `name`: libtest's thread name).
+    let label = format!(
+        "kase [{}]: watchdog: no progress",
+        child::test_path(module_path!(), name)
+    );
+    assert!(stderr.contains(&label), "{stderr}");
+    // What blocked: the spawned thread, before any visible operation.
+    assert!(
+        stderr.contains("thread 1 is blocked since it started"),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("blocked outside kase's control"),
         "{stderr}"

@@ -76,7 +76,7 @@ impl<'a> Continuations<'a, '_> {
     /// Runs `t` until it suspends or finishes.
     fn resume(&mut self, t: ThreadIdx) {
         self.exec.borrow_mut().current = t;
-        let _running = self.watch.as_deref().map(Watch::running);
+        let _running = self.watch.as_deref().map(|w| w.running(t));
         let slot = &mut self.threads[t.index()];
         let cont = slot.as_mut().or_internal("resuming a finished thread");
         let finished = panic::in_coroutine(|| cont.resume()) == Resumed::Finished;

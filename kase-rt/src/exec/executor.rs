@@ -27,6 +27,8 @@ pub(crate) struct ExecutorSettings {
     pub stack_size: usize,
     /// End the process after this long without progress (`None`: off).
     pub watchdog: Option<Duration>,
+    /// The test being explored, named by the watchdog.
+    pub test: Option<String>,
 }
 
 /// Ends the exploration's stamps even if the model panics out of it.
@@ -63,7 +65,7 @@ impl Executor {
         let watchdog = settings
             .watchdog
             .zip(watch.clone())
-            .map(|(limit, watch)| Watchdog::start(watch, limit));
+            .map(|(limit, watch)| Watchdog::start(watch, limit, settings.test.clone()));
         Executor {
             exploration: Exploration(LiveStamps::open_exploration()),
             pool: StackPool::new(settings.stack_size),

@@ -23,6 +23,8 @@ pub(crate) struct Watch {
     progress: AtomicU64,
     thread: AtomicU32,
     location: AtomicPtr<Location<'static>>,
+    /// The model thread resumed last: the one running, so the one blocked.
+    running: AtomicU32,
     /// Model code is running (not the explorer between steps).
     in_model: AtomicBool,
     stop: AtomicBool,
@@ -49,7 +51,8 @@ impl Watch {
 
     /// Model code runs until the returned guard is dropped; only then can
     /// the watchdog fire (the explorer's own work is never "blocked").
-    pub(crate) fn running(&self) -> Running<'_> {
+    pub(crate) fn running(&self, thread: ThreadIdx) -> Running<'_> {
+        self.running.store(thread.0, Relaxed);
         self.in_model.store(true, Relaxed);
         self.progress.fetch_add(1, Relaxed);
         Running(self)
@@ -61,17 +64,25 @@ impl Watch {
     }
 
     fn describe(&self, limit: Duration) -> String {
+        let running = ThreadIdx(self.running.load(Relaxed));
         let location = self.location.load(Relaxed);
         let last = if location.is_null() {
-            "before any visible operation".to_owned()
+            format!("{running} is blocked before any visible operation")
         } else {
             // SAFETY: only ever set from a `&'static Location`.
             let location = unsafe { &*location };
             let thread = ThreadIdx(self.thread.load(Relaxed));
-            format!("the last visible operation was by {thread} at {location}")
+            if thread == running {
+                format!("{running} is blocked after its visible operation at {location}")
+            } else {
+                format!(
+                    "{running} is blocked since it started, before its first visible operation \
+                     (the last one was by {thread} at {location})"
+                )
+            }
         };
         format!(
-            "kase: watchdog: no progress for {limit:?}; {last}. A model thread is probably blocked \
+            "kase: watchdog: no progress for {limit:?}; {last}. It is probably blocked \
              outside kase's control: a std (not kase) Mutex, Condvar or channel, a blocking read, or a \
              long computation without visible operations. Use the kase shims (or `#[kase::test]`, \
              which rewrites std paths) for everything the threads of a model wait on; raise the limit \
@@ -95,6 +106,8 @@ pub(crate) struct Watchdog {
 struct Entry {
     watch: Arc<Watch>,
     limit: Duration,
+    /// The test being explored, named in the message.
+    test: Option<String>,
     /// The progress counter when last looked at, and since when it has not
     /// moved while model code ran.
     last: u64,
@@ -119,11 +132,13 @@ static WATCHED: Mutex<Watched> = Mutex::new(Watched {
 static WATCHER: OnceLock<Option<Thread>> = OnceLock::new();
 
 impl Watchdog {
-    /// Starts watching `watch`, giving up after `limit` without progress.
-    pub(crate) fn start(watch: Arc<Watch>, limit: Duration) -> Watchdog {
+    /// Starts watching `watch` (the exploration of `test`), giving up after
+    /// `limit` without progress.
+    pub(crate) fn start(watch: Arc<Watch>, limit: Duration, test: Option<String>) -> Watchdog {
         let entry = Entry {
             watch: watch.clone(),
             limit,
+            test,
             last: watch.progress.load(Relaxed),
             since: Instant::now(),
         };
@@ -158,7 +173,10 @@ fn watch_all() {
                 if progress != entry.last || !entry.watch.in_model.load(Relaxed) {
                     (entry.last, entry.since) = (progress, now);
                 } else if now.duration_since(entry.since) >= entry.limit {
-                    eprintln!("{}", entry.watch.describe(entry.limit));
+                    // Past the harness's capture: the process ends here,
+                    // so captured output would never be shown.
+                    let text = entry.watch.describe(entry.limit);
+                    crate::stderr::warn(entry.test.as_deref(), &text);
                     std::process::exit(101);
                 }
             }

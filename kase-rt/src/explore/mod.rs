@@ -19,6 +19,7 @@ mod replay;
 mod runner;
 mod search;
 mod trace;
+mod unseen;
 
 pub use por::Alternatives;
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::exec::error::UsageError;
 use crate::report::events;
 use crate::report::persist::{self, Persist, TestId};
-use crate::report::progress::{Counts, Progress};
+use crate::report::progress::{self, Counts, Progress};
 use crate::report::{FailureKind, Report, Saved, Schedule};
 
 use super::search::explore;
@@ -31,9 +31,16 @@ fn empty_report() -> Report {
     }
 }
 
-fn warn(report: &mut Report, warning: String) {
-    eprintln!("{warning}");
+/// Shows `warning` past the test harness's capture and keeps it in the
+/// report.
+fn warn(config: &Settings, report: &mut Report, warning: String) {
+    crate::stderr::warn(test_name(config).as_deref(), &warning);
     report.warnings.push(warning);
+}
+
+/// The test's name for labelling messages (see `crate::stderr`).
+fn test_name(config: &Settings) -> Option<String> {
+    crate::stderr::test_name(config.test.as_ref().map(TestId::full_name))
 }
 
 /// The test's regression file, if persistence applies.
@@ -53,7 +60,8 @@ fn regression_file(config: &Settings) -> Option<(PathBuf, &TestId)> {
 pub(crate) fn run(config: &Settings, model: &(dyn Fn() + Sync)) -> Report {
     let start = Instant::now();
     let name = config.test.as_ref().map(TestId::full_name);
-    let mut progress = Progress::new(config.progress, name.as_deref());
+    let hint = progress::hint(config.max_executions, config.max_duration, config.peeking);
+    let mut progress = Progress::new(config.progress, name.as_deref(), hint);
     let trail = Trail::default();
     // A panic that gets here did not come from the model (model threads
     // catch their own): it is kase's, and becomes a report saying so. Only
@@ -116,12 +124,13 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
         let entries = match persist::load(path, test) {
             Ok((entries, warnings)) => {
                 for w in warnings {
-                    warn(&mut report, w);
+                    warn(config, &mut report, w);
                 }
                 entries
             }
             Err(e) => {
                 warn(
+                    config,
                     &mut report,
                     format!(
                         "kase: warning: cannot read the regression file {}: {e}",
@@ -151,6 +160,7 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
                     let why = f.to_string();
                     let why = why.split("\n\nInterleaving").next().unwrap_or_default();
                     warn(
+                        config,
                         &mut report,
                         format!(
                             "kase: warning: {at}: the saved schedule {} of `{}` is stale{recorded}: it no \
@@ -168,6 +178,7 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
                     return report;
                 }
                 None => warn(
+                    config,
                     &mut report,
                     format!(
                         "kase: warning: {at}: the saved schedule {} of `{}` no longer fails{recorded}; keep \
@@ -196,7 +207,7 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
             if discarded == 1 { "" } else { "s" },
             if discarded == 1 { "is" } else { "are" }
         );
-        eprintln!("{warning}");
+        crate::stderr::warn(test_name(config).as_deref(), &warning);
         runner.set_peeking(false);
         let unpeeked = Settings {
             peeking: false,
@@ -237,7 +248,10 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
             match config.persist {
                 Persist::Print => {
                     let line = persist::line(test, failure);
-                    eprintln!("kase: add this line to {}:\n{line}", persist::shown(path));
+                    crate::stderr::warn(
+                        test_name(config).as_deref(),
+                        &format!("kase: add this line to {}:\n{line}", persist::shown(path)),
+                    );
                     failure.set_saved(Saved::Printed {
                         path: path.clone(),
                         line,
@@ -250,7 +264,7 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
                             "kase: warning: cannot write the regression file {}: {e}",
                             persist::shown(path)
                         );
-                        eprintln!("{warning}");
+                        crate::stderr::warn(test_name(config).as_deref(), &warning);
                         report.warnings.push(warning);
                     }
                 },

@@ -136,6 +136,7 @@ impl<'m> Runner<'m> {
             peeking: settings.peeking,
             stack_size: settings.stack_size,
             watchdog: settings.watchdog,
+            test: crate::stderr::test_name(settings.test.as_ref().map(|t| t.full_name())),
         });
         Runner {
             model,

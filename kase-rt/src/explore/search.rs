@@ -10,6 +10,7 @@ use crate::report::Report;
 use crate::settings::Settings;
 
 use super::runner::{failure, Runner};
+use super::unseen::{self, OsThreads};
 use super::{determinism, trace, Explorer, Strategy};
 
 /// Runs `explorer` until it is done, a failure is found, or a budget runs
@@ -39,6 +40,8 @@ pub(super) fn explore(
         peek_fallback: None,
     };
     explorer.set_deadline(config.max_duration.map(|max| start + max));
+    // Signs that kase cannot see the model, from its first execution.
+    let mut unseen = Vec::new();
     loop {
         if let Some(max) = config
             .max_executions
@@ -52,6 +55,7 @@ pub(super) fn explore(
             break;
         }
         let deadline = config.max_duration.map(|max| start + max);
+        let os_threads = (report.executions == 0).then(OsThreads::now);
         let Some(mut outcome) = runner.execute_until(&mut *explorer, deadline) else {
             // An execution still running at the deadline: cut, not counted.
             let max = config.max_duration.unwrap_or_default();
@@ -62,6 +66,10 @@ pub(super) fn explore(
             break;
         };
         report.executions += 1;
+        if let Some(os_threads) = os_threads {
+            unseen.extend(unseen::nothing_visible(&outcome));
+            unseen.extend(os_threads.spawned_since());
+        }
         if let Some(reason) = peeking_unsound(&mut outcome) {
             // The reduced exploration may have missed behaviours: the caller
             // explores again without peeking (POR-DESIGN.md).
@@ -126,13 +134,25 @@ pub(super) fn explore(
     if count_traces {
         report.traces = Some(traces.len() as u64);
     }
+    let test = crate::stderr::test_name(config.test.as_ref().map(|t| t.full_name()));
+    if report.failure.is_none() {
+        for warning in unseen {
+            crate::stderr::warn(test.as_deref(), &warning);
+            report.warnings.push(warning);
+        }
+    }
     if let Some(budget) = &report.stopped_by {
         let warning = format!(
             "kase: WARNING: exploration stopped by {budget} after {} executions; the result is INCOMPLETE \
-             (behaviours may be left unexplored). Raise the budget to explore everything.",
-            report.executions
+             (behaviours may be left unexplored). Raise the budget to explore everything{}.",
+            report.executions,
+            if config.allow_incomplete {
+                ""
+            } else {
+                ", or allow an incomplete result (allow_incomplete, KASE_ALLOW_INCOMPLETE=1)"
+            }
         );
-        eprintln!("{warning}");
+        crate::stderr::warn(test.as_deref(), &warning);
         report.warnings.push(warning);
     }
     report

@@ -71,10 +71,13 @@ pub(crate) struct Progress {
     events: Pace,
     shown: bool,
     max_depth: usize,
+    /// What the user can do about a long exploration, shown once, after the
+    /// first progress line.
+    hint: String,
 }
 
 impl Progress {
-    pub(crate) fn new(mode: Option<bool>, name: Option<&str>) -> Self {
+    pub(crate) fn new(mode: Option<bool>, name: Option<&str>, hint: String) -> Self {
         let start = Instant::now();
         let first = match mode {
             Some(true) => Duration::from_secs(1),
@@ -92,6 +95,7 @@ impl Progress {
             events: Pace::new(start, Duration::from_secs(1)),
             shown: false,
             max_depth: 0,
+            hint,
         }
     }
 
@@ -119,12 +123,14 @@ impl Progress {
         }
         if lines {
             if let Some(rate) = self.lines.due(now, counts.executions) {
-                self.shown = true;
                 emit(&format!(
                     "{}: {}",
                     self.label,
                     progress_line(&snapshot(rate))
                 ));
+                if !std::mem::replace(&mut self.shown, true) {
+                    emit(&format!("{}: still exploring: {}", self.label, self.hint));
+                }
             }
         }
     }
@@ -208,6 +214,40 @@ pub(crate) fn thousands(n: u64) -> String {
     out
 }
 
+/// What to do about an exploration that runs long, given its budgets
+/// (`max_executions`, `max_duration`) and whether peeking is on.
+pub(crate) fn hint(
+    max_executions: Option<u64>,
+    max_duration: Option<Duration>,
+    peeking: bool,
+) -> String {
+    let mut hint = match (max_executions, max_duration) {
+        (None, None) => "set max_duration (KASE_MAX_DURATION=60s) or max_executions to bound it, \
+             with allow_incomplete (KASE_ALLOW_INCOMPLETE=1) to accept the bounded result, or make \
+             the model smaller (fewer threads or operations per thread)"
+            .to_owned(),
+        (executions, duration) => {
+            let budgets: Vec<String> = executions
+                .map(|n| format!("max_executions = {n}"))
+                .into_iter()
+                .chain(duration.map(|d| format!("max_duration = {d:?}")))
+                .collect();
+            format!(
+                "it stops at {}, INCOMPLETE, which fails the test unless allow_incomplete \
+                 (KASE_ALLOW_INCOMPLETE=1) accepts it; a smaller model explores fully",
+                budgets.join(" or ")
+            )
+        }
+    };
+    if !peeking {
+        hint.push_str(
+            "; critical-section peeking is off: turning it on (Builder::peeking(true), \
+             KASE_PEEKING=1) explores far fewer executions of models with locks",
+        );
+    }
+    hint
+}
+
 fn emit(line: &str) {
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(format!("{line}\n").as_bytes());
@@ -216,6 +256,17 @@ fn emit(line: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hints_name_the_budget_or_how_to_set_one() {
+        assert!(hint(None, None, true).starts_with("set max_duration (KASE_MAX_DURATION"));
+        let h = hint(Some(5), Some(Duration::from_secs(2)), false);
+        assert!(
+            h.starts_with("it stops at max_executions = 5 or max_duration = 2s"),
+            "{h}"
+        );
+        assert!(h.contains("peeking is off"), "{h}");
+    }
 
     #[test]
     fn thousands_separators() {
