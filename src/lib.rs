@@ -12,14 +12,15 @@
 //!
 //! ## Depending on kase
 //!
-//! kase is not on crates.io (the crates.io package named `kase` is an
-//! unrelated crate). Depend on a clone of the repository by path, or on the
-//! repository by git:
+//! kase is not on crates.io (the crates.io crate named `kase` is an
+//! unrelated one). Its package is called `kase-check` and its library
+//! `kase`, so your code writes `kase::`. Depend on a clone of the repository
+//! by path, or on the repository by git:
 //!
 //! ```toml
 //! [dev-dependencies]
-//! kase = { path = "../kase" }                 # where you cloned it
-//! # kase = { git = "<the repository's URL>" } # or straight from git
+//! kase = { package = "kase-check", path = "../kase" }  # where you cloned it
+//! # kase = { package = "kase-check", git = "<the repository's URL>" }  # or by git
 //! ```
 //!
 //! A library that wants kase's paths in its own code, with no runtime in its

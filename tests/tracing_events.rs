@@ -2,7 +2,7 @@
 //! summary per exploration, one event per failure found — checked field by
 //! field with a small capturing subscriber.
 //!
-//! The `kase` package's dev-dependencies turn the runtime's `tracing`
+//! The `kase-check` package's dev-dependencies turn the runtime's `tracing`
 //! feature on, so `cargo test` runs these; the last test checks with
 //! `cargo tree` that a normal build of kase has no `tracing` at all.
 //!
@@ -302,13 +302,13 @@ fn progress_events_come_every_few_seconds_even_with_kase_progress_off() {
     assert!(summary[0].u64("max_depth") >= progress[0].u64("max_depth"));
 }
 
-/// `cargo tree` of the `kase` package over normal and build dependencies,
-/// with extra arguments: one package name per line.
+/// `cargo tree` of the `kase-check` package (the `kase` crate) over normal
+/// and build dependencies, with extra arguments: one package name per line.
 fn normal_dependencies(extra: &[&str]) -> Vec<String> {
     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
     let output = Command::new(env!("CARGO"))
         .args(["tree", "--offline", "--manifest-path", manifest])
-        .args(["-p", "kase", "-e", "normal,build"])
+        .args(["-p", "kase-check", "-e", "normal,build"])
         .args(["--prefix", "none", "--format", "{p}"])
         .args(extra)
         .output()

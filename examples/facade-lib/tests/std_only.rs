@@ -50,7 +50,7 @@ fn a_normal_build_uses_kase_without_model_and_no_runtime() {
     let names: Vec<&str> = packages.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
-        ["facade-lib", "kase"],
+        ["facade-lib", "kase-check"],
         "a normal build of facade-lib should need only the kase facade:\n{normal}"
     );
     assert_eq!(
@@ -67,7 +67,7 @@ fn the_tests_use_kase_with_model_and_its_runtime() {
     let packages = packages(&all);
     let kase = packages
         .iter()
-        .find(|(n, _)| n == "kase")
+        .find(|(n, _)| n == "kase-check")
         .expect("kase is a dependency");
     assert!(
         kase.1.split(',').any(|f| f == "model"),
