@@ -2,7 +2,7 @@
 //! look for a simpler failure, save it, and report progress.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::exec::error::UsageError;
 use crate::report::events;
@@ -12,24 +12,6 @@ use crate::report::{FailureKind, Report, Saved, Schedule};
 
 use super::search::explore;
 use super::{exhaustive, minimize, por, Explorer, Runner, Settings, Strategy, Trail};
-
-fn empty_report() -> Report {
-    Report {
-        executions: 0,
-        traces: None,
-        sleep_set_blocked: 0,
-        complete: false,
-        stopped_by: None,
-        failure: None,
-        duration: Duration::ZERO,
-        peak_events: None,
-        replayed: 0,
-        warnings: Vec::new(),
-        peeking: false,
-        discarded: 0,
-        peek_fallback: None,
-    }
-}
 
 /// Shows `warning` past the test harness's capture and keeps it in the
 /// report.
@@ -82,7 +64,7 @@ pub(crate) fn run(config: &Settings, model: &(dyn Fn() + Sync)) -> Report {
             if let Some(usage) = payload.downcast_ref::<UsageError>() {
                 std::panic::resume_unwind(Box::new(usage.to_string()));
             }
-            let mut report = empty_report();
+            let mut report = Report::empty();
             report.executions = trail.executions();
             report.failure = Some(trail.internal_failure(&*payload));
             report
@@ -102,7 +84,7 @@ pub(crate) fn run(config: &Settings, model: &(dyn Fn() + Sync)) -> Report {
 
 /// `Builder::replay`: exactly one execution.
 fn replay(runner: &mut Runner<'_>, schedule: &Schedule, progress: &mut Progress) -> Report {
-    let mut report = empty_report();
+    let mut report = Report::empty();
     let (failure, replay) = runner.replay(schedule);
     report.executions = 1;
     progress.tick(Counts {
@@ -116,7 +98,7 @@ fn replay(runner: &mut Runner<'_>, schedule: &Schedule, progress: &mut Progress)
 }
 
 fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progress) -> Report {
-    let mut report = empty_report();
+    let mut report = Report::empty();
     let file = regression_file(config);
 
     // 1. The schedules saved for this test, before anything else.

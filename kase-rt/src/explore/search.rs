@@ -2,7 +2,7 @@
 //! failure is found, or a budget runs out.
 
 use std::collections::HashSet;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::exec::{self, Outcome};
 use crate::report::progress::{Counts, Progress};
@@ -25,19 +25,8 @@ pub(super) fn explore(
     let mut traces = HashSet::new();
     let start = Instant::now();
     let mut report = Report {
-        executions: 0,
-        traces: None,
-        sleep_set_blocked: 0,
-        complete: false,
-        stopped_by: None,
-        failure: None,
-        duration: Duration::ZERO,
-        peak_events: None,
-        replayed: 0,
-        warnings: Vec::new(),
         peeking: runner.peeking(),
-        discarded: 0,
-        peek_fallback: None,
+        ..Report::empty()
     };
     explorer.set_deadline(config.max_duration.map(|max| start + max));
     // Signs that kase cannot see the model, from its first execution.

@@ -41,12 +41,31 @@ pub struct Report {
     pub(crate) peeking: bool,
     /// Executions of an exploration with peeking that was discarded.
     pub(crate) discarded: u64,
-    /// Why peeking had to be turned off (only between `explore` and the
-    /// session, which explores again).
+    /// Why peeking had to be turned off (only between `search::explore`
+    /// and the pipeline, which explores again).
     pub(crate) peek_fallback: Option<String>,
 }
 
 impl Report {
+    /// A report of nothing explored yet, to fill in.
+    pub(crate) fn empty() -> Report {
+        Report {
+            executions: 0,
+            traces: None,
+            sleep_set_blocked: 0,
+            complete: false,
+            stopped_by: None,
+            failure: None,
+            duration: Duration::ZERO,
+            peak_events: None,
+            replayed: 0,
+            warnings: Vec::new(),
+            peeking: false,
+            discarded: 0,
+            peek_fallback: None,
+        }
+    }
+
     /// Complete executions run (including a failing one, and the replays
     /// of saved schedules from the regression file that ran first).
     pub fn executions(&self) -> u64 {
