@@ -65,7 +65,9 @@ use rewrite::Rewriter;
 /// in a `let`, a field, a signature or a turbofish), and an alias declared
 /// in the body (`use std::sync as s;`) is kase's module; `use std::cell as
 /// c;` or `use std::hint;` binds a module of std's items with kase's on top.
-/// An alias declared outside the body cannot be seen. Every std
+/// An alias declared outside the body cannot be seen: a body path that
+/// looks like one (`s::Mutex`, `s` not declared in the body) gets a
+/// compile-time note (a `deprecated` warning) instead of passing silently. Every std
 /// item under those paths has a kase counterpart (deprecated ones such as
 /// `ATOMIC_USIZE_INIT` or `sleep_ms` included); one that did not would fail
 /// to compile instead of silently running uninstrumented.
@@ -166,7 +168,8 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
         let e = e.to_compile_error();
         return quote!(#arg_errors #e #[allow(dead_code)] #function).into();
     }
-    let notes = uninstrumented::notes(|m| m.visit_block(&function.block));
+    let mut notes = uninstrumented::notes(|m| m.visit_block(&function.block));
+    notes.extend(uninstrumented::AliasSuspects::notes(&function.block));
     let function = expand_test(&args, function);
     quote!(#arg_errors #notes #function).into()
 }

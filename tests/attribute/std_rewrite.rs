@@ -357,7 +357,8 @@ fn peeking_off_still_finds_a_split_lost_update() {
 }
 
 /// A `use` alias in the body (`use std::sync as s;`) is rewritten: `s` is
-/// kase's `sync`, so the lost update through `s::atomic` is found.
+/// kase's `sync`, so the lost update through `s::atomic` is found. No note
+/// about aliases declared elsewhere (denied here: it would not compile).
 #[kase::test(expect = "panic")]
 fn alias_of_std_sync_in_the_body() {
     use std::sync as s;
@@ -442,4 +443,31 @@ fn unsafe_cell_in_type_positions_is_tracked() {
     // SAFETY: as above.
     slot.cell().with_mut(|p| unsafe { *p += 1 });
     t.join().unwrap();
+}
+
+/// A module of the user's own whose path looks like an alias would get the
+/// note; `use`-ing it inside the body says it is known (denied here: with
+/// the note it would not compile).
+mod shared {
+    pub use kase::sync::Mutex;
+}
+
+#[deny(deprecated)]
+mod declared_in_the_body {
+    #[kase::test]
+    fn a_module_of_ones_own_used_in_the_body() {
+        use super::shared;
+        let m = shared::Mutex::new(1);
+        assert_eq!(*m.lock().unwrap(), 1);
+    }
+}
+
+#[deny(deprecated)]
+mod no_note_for_an_alias_declared_in_the_body {
+    #[kase::test]
+    fn alias_declared_in_the_body() {
+        use std::sync as s;
+        let m = s::Mutex::new(1);
+        assert_eq!(*m.lock().unwrap(), 1);
+    }
 }
