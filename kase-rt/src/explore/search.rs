@@ -2,7 +2,7 @@
 //! failure is found, or a budget runs out.
 
 use std::collections::HashSet;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::exec::{self, Outcome};
 use crate::report::progress::{Counts, Progress};
@@ -21,23 +21,16 @@ pub(super) fn explore(
     mut explorer: Box<dyn Explorer>,
     progress: &mut Progress,
 ) -> Report {
-    let count_traces = config.strategy == Strategy::Exhaustive;
+    // The DFS (the oracle, bounded or not) counts traces.
+    let reduction = config.strategy == Strategy::Por && config.preemption_bound.is_none();
+    let count_traces = !reduction;
     let mut traces = HashSet::new();
     let start = Instant::now();
     let mut report = Report {
-        executions: 0,
-        traces: None,
-        sleep_set_blocked: 0,
-        complete: false,
-        stopped_by: None,
-        failure: None,
-        duration: Duration::ZERO,
-        peak_events: None,
-        replayed: 0,
-        warnings: Vec::new(),
         peeking: runner.peeking(),
-        discarded: 0,
-        peek_fallback: None,
+        preemption_bound: config.preemption_bound,
+        reduction,
+        ..Report::empty()
     };
     explorer.set_deadline(config.max_duration.map(|max| start + max));
     // Signs that kase cannot see the model, from its first execution.
@@ -123,7 +116,10 @@ pub(super) fn explore(
                     report.executions
                 ));
             } else {
-                report.complete = true;
+                // Within the bound everything was explored; beyond it only
+                // if the bound left nothing out.
+                report.complete_within_bound = config.preemption_bound.is_some();
+                report.complete = !explorer.pruned();
             }
             break;
         }
