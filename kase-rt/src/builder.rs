@@ -157,7 +157,7 @@ impl Builder {
     /// partial-order reduction needs its own argument to stay complete
     /// under a preemption bound (Coons et al., "Bounded partial-order
     /// reduction", OOPSLA 2013), which kase does not have yet, so the two
-    /// are not combined ([`Report::strategy`] says which explorer ran).
+    /// are not combined ([`Report::reduction`] is then false).
     ///
     /// If the bound left out some execution, the [`Report`] is not
     /// [`complete`](Report::complete) but

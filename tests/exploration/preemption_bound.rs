@@ -102,7 +102,7 @@ fn two_threads(mine: usize, theirs: usize) -> impl Fn() + Sync {
 /// The abstract program of [`two_threads`].
 fn two_threads_program(mine: usize, theirs: usize) -> Vec<Vec<Op>> {
     let mut main = vec![Op::Spawn(1)];
-    main.extend(std::iter::repeat_n(Op::Step, mine));
+    main.extend(std::iter::repeat(Op::Step).take(mine));
     main.push(Op::Join(1));
     vec![main, vec![Op::Step; theirs]]
 }

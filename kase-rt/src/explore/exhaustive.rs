@@ -114,7 +114,7 @@ impl Dfs {
             options.push(last);
         }
         // Switching away from a thread that could go on costs a preemption.
-        let may_preempt = !can_continue || self.bound.is_none_or(|b| self.preemptions < b);
+        let may_preempt = !can_continue || self.bound.map_or(true, |b| self.preemptions < b);
         if may_preempt {
             options.extend(point.enabled.iter().copied().filter(|&t| t != last));
         } else {
