@@ -18,6 +18,7 @@ pub(crate) const TEST_KEYS: &[&str] = &[
     "peeking",
     "max_executions",
     "max_duration",
+    "preemption_bound",
     "allow_incomplete",
     "max_steps",
     "stack_size",
@@ -44,6 +45,7 @@ enum Setter {
     Strategy(&'static str),
     Alternatives(Option<u64>),
     MaxExecutions(u64),
+    PreemptionBound(u64),
     MaxDuration { secs: u64, nanos: u32 },
     MaxSteps(u64),
     StackSize(u64),
@@ -80,6 +82,10 @@ impl Args {
                     quote_spanned!(span=> .alternatives(#krate::Alternatives::KPartial(#k)))
                 }
                 Setter::MaxExecutions(n) => quote_spanned!(span=> .max_executions(#n)),
+                Setter::PreemptionBound(n) => {
+                    let n = k_usize(*n, span);
+                    quote_spanned!(span=> .preemption_bound(#n))
+                }
                 Setter::MaxDuration { secs, nanos } => quote_spanned!(span=>
                     .max_duration(::core::time::Duration::new(#secs, #nanos))
                 ),
@@ -260,6 +266,7 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
             _ => return Err(syn::Error::new(value.span(), "expected `true` or `false`")),
         },
         "max_executions" => Setter::MaxExecutions(int(value, "u64")?),
+        "preemption_bound" => Setter::PreemptionBound(int(value, "usize")?),
         "max_steps" => Setter::MaxSteps(int(value, "u64")?),
         "stack_size" => {
             let n = int(value, "usize")?;

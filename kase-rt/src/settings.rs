@@ -35,6 +35,9 @@ pub(crate) struct Settings {
     pub alternatives: Alternatives,
     pub max_executions: Option<u64>,
     pub max_duration: Option<Duration>,
+    /// At most this many preemptions per execution
+    /// (`Builder::preemption_bound`, `KASE_MAX_PREEMPTIONS`).
+    pub preemption_bound: Option<usize>,
     /// `check` passes an exploration a budget cut short
     /// (`Builder::allow_incomplete`, `KASE_ALLOW_INCOMPLETE`).
     pub allow_incomplete: bool,
@@ -74,6 +77,7 @@ impl Default for Settings {
             alternatives: Alternatives::default(),
             max_executions: None,
             max_duration: None,
+            preemption_bound: None,
             allow_incomplete: false,
             max_steps: DEFAULT_MAX_STEPS,
             spurious_wakeups: false,
@@ -170,6 +174,11 @@ pub(crate) const VARS: &[Var] = &[
             s.max_duration = Some(d);
             Some(())
         }),
+    },
+    Var {
+        name: "KASE_MAX_PREEMPTIONS",
+        form: "a number of preemptions, e.g. 2",
+        read: Read::Text(|s, v| v.parse().ok().map(|n| s.preemption_bound = Some(n))),
     },
     Var {
         name: "KASE_ALLOW_INCOMPLETE",
@@ -405,6 +414,11 @@ mod tests {
         assert_eq!(with("KASE_PROGRESS", " off ").progress, Some(false));
         rejects("KASE_PROGRESS", "maybe");
         assert_eq!(with("KASE_MINIMIZE", "OFF").minimize, 0);
+        assert_eq!(
+            with("KASE_MAX_PREEMPTIONS", " 2 ").preemption_bound,
+            Some(2)
+        );
+        rejects("KASE_MAX_PREEMPTIONS", "two");
         assert!(with("KASE_ALLOW_INCOMPLETE", "1").allow_incomplete);
         assert!(!with("KASE_ALLOW_INCOMPLETE", "no").allow_incomplete);
         rejects("KASE_ALLOW_INCOMPLETE", "maybe");

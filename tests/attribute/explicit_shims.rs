@@ -25,3 +25,17 @@ fn mutex_counter_with_two_threads() {
 fn lost_update_fails_with_the_models_own_message() {
     crate::common::models::lost_update();
 }
+
+/// `preemption_bound = 0`: the lost update needs one preemption, so the
+/// bounded search finds nothing and the test passes (with a note that the
+/// result holds only up to 0 preemptions) …
+#[kase::test(preemption_bound = 0)]
+fn preemption_bound_zero_misses_the_lost_update() {
+    crate::common::models::lost_update();
+}
+
+/// … while `preemption_bound = 1` finds it.
+#[kase::test(preemption_bound = 1, expect = "panic")]
+fn preemption_bound_one_finds_the_lost_update() {
+    crate::common::models::lost_update();
+}

@@ -10,4 +10,5 @@ mod exhaustive_oracle;
 mod optimal_por;
 mod peeking_mutex;
 mod peeking_rwlock;
+mod preemption_bound;
 mod spin_loops;

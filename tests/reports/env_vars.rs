@@ -179,6 +179,34 @@ fn kase_allow_incomplete_accepts_an_exploration_a_budget_cut_short() {
     );
 }
 
+/// `KASE_MAX_PREEMPTIONS` sets the preemption bound: at 0 the lost update
+/// (one preemption away) is not found, `check` passes and the labelled note
+/// says the result holds only up to the bound; at 1 it is found.
+#[test]
+fn kase_max_preemptions_bounds_the_search() {
+    let name = "kase_max_preemptions_bounds_the_search";
+    if in_child() {
+        let bound: usize = std::env::var("KASE_MAX_PREEMPTIONS")
+            .unwrap()
+            .parse()
+            .unwrap();
+        let report = Builder::new().explore(lost_update);
+        assert_eq!(report.preemption_bound(), Some(bound), "{report}");
+        assert_eq!(report.failure().is_some(), bound >= 1, "{report}");
+        if bound == 0 {
+            Builder::new().check(lost_update);
+        }
+        return;
+    }
+    let stderr = run_child(name, &[("KASE_MAX_PREEMPTIONS", "0")]);
+    assert!(
+        stderr.contains("note: no failure in any execution with at most 0 preemptions")
+            && stderr.contains("holds only up to it"),
+        "{stderr}"
+    );
+    run_child(name, &[("KASE_MAX_PREEMPTIONS", "1")]);
+}
+
 /// Two threads adding to one atomic: no failure, two executions.
 fn lost_update_fixed() {
     use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};

@@ -1,8 +1,17 @@
 //! `Strategy::Exhaustive`: depth-first search over every interleaving, the
-//! oracle the reductions are checked against.
+//! oracle the reductions are checked against; with a preemption bound, over
+//! every interleaving with at most that many preemptions (the *bounded
+//! oracle*, which also runs for `Strategy::Por` when a bound is set).
+//!
+//! A **preemption** is a choice of a thread other than the one that ran last
+//! while that one is still enabled (as in CHESS and loom). Choosing any
+//! thread when the last one is blocked or finished is free, and continuing
+//! the last thread is always allowed, so every bound admits at least one
+//! complete execution.
 
 use crate::exec::{Action, ChoicePoint, Outcome, Scheduler, Stop, ThreadIdx};
 
+use super::replay::last_thread;
 use super::Explorer;
 
 /// One choice point on the current path: the order in which its options are
@@ -11,6 +20,9 @@ struct Frame {
     options: Vec<ThreadIdx>,
     /// What each option was about to do, to notice a re-run that differs.
     pending: Vec<Option<Action>>,
+    /// How many threads were enabled (more than `options` when a bound
+    /// pruned some).
+    enabled: usize,
     next: usize,
 }
 
@@ -20,6 +32,34 @@ struct Frame {
 pub(crate) struct Dfs {
     frames: Vec<Frame>,
     depth: usize,
+    /// At most this many preemptions per execution (`None`: unbounded).
+    bound: Option<usize>,
+    /// Preemptions on the current execution so far.
+    preemptions: usize,
+    /// The bound left out at least one option: the search is complete only
+    /// up to it.
+    pruned: bool,
+}
+
+impl Dfs {
+    /// The bounded oracle: every interleaving with at most `bound`
+    /// preemptions.
+    pub(crate) fn bounded(bound: usize) -> Self {
+        Dfs {
+            bound: Some(bound),
+            ..Dfs::default()
+        }
+    }
+
+    /// The thread whose continuation is free: the one that ran last, as
+    /// preemptions are counted (and as the failure report counts them);
+    /// unbounded, the thread resumed last, as before.
+    fn last(&self, point: &ChoicePoint<'_>) -> ThreadIdx {
+        match self.bound {
+            Some(_) => last_thread(point.execution),
+            None => point.current,
+        }
+    }
 }
 
 impl Scheduler for Dfs {
@@ -29,9 +69,29 @@ impl Scheduler for Dfs {
         }
         let depth = self.depth;
         self.depth += 1;
+        let last = self.last(point);
+        let can_continue = point.enabled.contains(&last);
+        let chosen = self.choose_at(depth, last, can_continue, point)?;
+        if can_continue && chosen != last {
+            self.preemptions += 1;
+        }
+        Ok(chosen)
+    }
+}
+
+impl Dfs {
+    /// The thread to run at choice point `depth`: the recorded one when
+    /// re-running, else the first option of a new frame.
+    fn choose_at(
+        &mut self,
+        depth: usize,
+        last: ThreadIdx,
+        can_continue: bool,
+        point: &ChoicePoint<'_>,
+    ) -> Result<ThreadIdx, Stop> {
         if let Some(frame) = self.frames.get(depth) {
             let same =
-                frame.options.len() == point.enabled.len()
+                frame.enabled == point.enabled.len()
                     && frame.options.iter().zip(&frame.pending).all(|(&t, p)| {
                         point.enabled.contains(&t) && point.execution.pending(t) == *p
                     });
@@ -50,16 +110,16 @@ impl Scheduler for Dfs {
         // Keep running the current thread first: the first execution then has
         // as few context switches as possible, which makes it easy to read.
         let mut options = Vec::with_capacity(point.enabled.len());
-        if point.enabled.contains(&point.current) {
-            options.push(point.current);
+        if can_continue {
+            options.push(last);
         }
-        options.extend(
-            point
-                .enabled
-                .iter()
-                .copied()
-                .filter(|&t| t != point.current),
-        );
+        // Switching away from a thread that could go on costs a preemption.
+        let may_preempt = !can_continue || self.bound.map_or(true, |b| self.preemptions < b);
+        if may_preempt {
+            options.extend(point.enabled.iter().copied().filter(|&t| t != last));
+        } else {
+            self.pruned = true;
+        }
         let first = options[0];
         let pending = options
             .iter()
@@ -68,6 +128,7 @@ impl Scheduler for Dfs {
         self.frames.push(Frame {
             options,
             pending,
+            enabled: point.enabled.len(),
             next: 0,
         });
         Ok(first)
@@ -85,6 +146,7 @@ impl Explorer for Dfs {
             ));
         }
         self.depth = 0;
+        self.preemptions = 0;
         while let Some(frame) = self.frames.last_mut() {
             if frame.next + 1 < frame.options.len() {
                 frame.next += 1;
@@ -93,6 +155,10 @@ impl Explorer for Dfs {
             self.frames.pop();
         }
         Ok(false)
+    }
+
+    fn pruned(&self) -> bool {
+        self.pruned
     }
 }
 

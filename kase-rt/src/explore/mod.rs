@@ -39,6 +39,8 @@ pub enum Strategy {
     Por,
     /// Every interleaving, without reduction: the oracle. Counts distinct
     /// Mazurkiewicz traces ([`Report::traces`](crate::Report::traces)).
+    /// With a [preemption bound](crate::Builder::preemption_bound), every
+    /// interleaving within the bound (the bounded oracle).
     Exhaustive,
 }
 
@@ -67,5 +69,11 @@ pub(crate) trait Explorer: Scheduler {
     /// Most events held in the unfolding at once, for explorers that keep one.
     fn peak_events(&self) -> Option<usize> {
         None
+    }
+
+    /// Whether a preemption bound left out at least one choice: the
+    /// exploration then covers only the executions within the bound.
+    fn pruned(&self) -> bool {
+        false
     }
 }

@@ -172,34 +172,25 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
         }
     }
 
-    // 2. Explore; again without peeking if peeking turned out unsafe here.
-    let explorer = |config: &Settings| -> Box<dyn Explorer> {
-        match config.strategy {
-            Strategy::Exhaustive => Box::<exhaustive::Dfs>::default(),
-            Strategy::Por => Box::new(por::Por::new(config.alternatives)),
-        }
+    // 2. Explore: under a time budget, deepening the preemption bound.
+    let explored = match (config.preemption_bound, config.max_duration) {
+        (Some(bound), Some(_)) => deepen(config, runner, progress, bound),
+        _ => explore_once(config, runner, progress),
     };
-    runner.set_peeking(config.peeking);
-    let mut explored = explore(config, runner, explorer(config), progress);
-    if let Some(reason) = explored.peek_fallback.take() {
-        let discarded = explored.executions;
-        let warning = format!(
-            "kase: note: critical-section peeking was turned off for this model after {discarded} \
-             execution{}, which {} discarded: {reason}. Exploring again without peeking.",
-            if discarded == 1 { "" } else { "s" },
-            if discarded == 1 { "is" } else { "are" }
+    let mut explored = explored;
+    if let (Some(bound), None, None, true, false) = (
+        explored.preemption_bound,
+        &explored.failure,
+        &explored.stopped_by,
+        explored.complete_within_bound,
+        explored.complete,
+    ) {
+        let note = format!(
+            "kase: note: no failure in any execution with at most {}, but the bound left some \
+             executions out: the result holds only up to it.",
+            crate::report::preemptions(bound)
         );
-        crate::stderr::warn(test_name(config).as_deref(), &warning);
-        runner.set_peeking(false);
-        let unpeeked = Settings {
-            peeking: false,
-            ..config.clone()
-        };
-        let mut again = explore(&unpeeked, runner, explorer(&unpeeked), progress);
-        again.executions += discarded;
-        again.discarded = discarded;
-        again.warnings.insert(0, warning);
-        explored = again;
+        warn(config, &mut explored, note);
     }
     let mut warnings = std::mem::take(&mut report.warnings);
     warnings.extend(explored.warnings.iter().cloned());
@@ -254,6 +245,98 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
         }
     }
     report
+}
+
+/// One exploration with `config`'s explorer; again without peeking if
+/// peeking turned out unsafe here.
+fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progress) -> Report {
+    let explorer = |config: &Settings| -> Box<dyn Explorer> {
+        match (config.preemption_bound, config.strategy) {
+            // POR under a preemption bound needs its own completeness
+            // argument (bounded POR): until then the bound runs the oracle.
+            (Some(bound), _) => Box::new(exhaustive::Dfs::bounded(bound)),
+            (None, Strategy::Exhaustive) => Box::<exhaustive::Dfs>::default(),
+            (None, Strategy::Por) => Box::new(por::Por::new(config.alternatives)),
+        }
+    };
+    runner.set_peeking(config.peeking);
+    let mut explored = explore(config, runner, explorer(config), progress);
+    if let Some(reason) = explored.peek_fallback.take() {
+        let discarded = explored.executions;
+        let warning = format!(
+            "kase: note: critical-section peeking was turned off for this model after {discarded} \
+             execution{}, which {} discarded: {reason}. Exploring again without peeking.",
+            if discarded == 1 { "" } else { "s" },
+            if discarded == 1 { "is" } else { "are" }
+        );
+        crate::stderr::warn(test_name(config).as_deref(), &warning);
+        runner.set_peeking(false);
+        let unpeeked = Settings {
+            peeking: false,
+            ..config.clone()
+        };
+        let mut again = explore(&unpeeked, runner, explorer(&unpeeked), progress);
+        again.executions += discarded;
+        again.discarded = discarded;
+        again.warnings.insert(0, warning);
+        explored = again;
+    }
+    explored
+}
+
+/// Iterative deepening: explores with at most 0 preemptions, then 1, …, up
+/// to `bound`, within `config`'s budgets, so that the first bugs come fast.
+/// Each round re-runs the executions of the rounds before it (the DFS is
+/// stateless); all are counted. Stops at a failure, a budget, or a round the
+/// bound left nothing out of (the search is then complete). The report is
+/// the last round's, with the bound it holds up to: the deepest bound
+/// explored fully.
+fn deepen(
+    config: &Settings,
+    runner: &mut Runner<'_>,
+    progress: &mut Progress,
+    bound: usize,
+) -> Report {
+    let start = Instant::now();
+    let (mut executions, mut discarded) = (0, 0);
+    let mut warnings = Vec::new();
+    let mut peeking = config.peeking;
+    let mut round = 0;
+    loop {
+        let settings = Settings {
+            preemption_bound: Some(round),
+            max_duration: config
+                .max_duration
+                .map(|max| max.saturating_sub(start.elapsed())),
+            max_executions: config
+                .max_executions
+                .map(|max| max.saturating_sub(executions)),
+            // Once peeking was found unsafe for this model, it stays off.
+            peeking,
+            ..config.clone()
+        };
+        let mut report = explore_once(&settings, runner, progress);
+        executions += report.executions;
+        discarded += report.discarded;
+        warnings.append(&mut report.warnings);
+        peeking = report.peeking;
+        let stopped = report.stopped_by.is_some();
+        if stopped {
+            // This round is unfinished: the result holds up to the one before.
+            report.preemption_bound = round.checked_sub(1);
+            report.complete_within_bound = round > 0;
+        }
+        if report.complete {
+            report.preemption_bound = Some(bound);
+        }
+        if stopped || report.complete || report.failure.is_some() || round == bound {
+            report.executions = executions;
+            report.discarded = discarded;
+            report.warnings = warnings;
+            return report;
+        }
+        round += 1;
+    }
 }
 
 fn indent(text: &str) -> String {

@@ -21,11 +21,15 @@ pub(super) fn explore(
     mut explorer: Box<dyn Explorer>,
     progress: &mut Progress,
 ) -> Report {
-    let count_traces = config.strategy == Strategy::Exhaustive;
+    // The DFS (the oracle, bounded or not) counts traces.
+    let reduction = config.strategy == Strategy::Por && config.preemption_bound.is_none();
+    let count_traces = !reduction;
     let mut traces = HashSet::new();
     let start = Instant::now();
     let mut report = Report {
         peeking: runner.peeking(),
+        preemption_bound: config.preemption_bound,
+        reduction,
         ..Report::empty()
     };
     explorer.set_deadline(config.max_duration.map(|max| start + max));
@@ -112,7 +116,10 @@ pub(super) fn explore(
                     report.executions
                 ));
             } else {
-                report.complete = true;
+                // Within the bound everything was explored; beyond it only
+                // if the bound left nothing out.
+                report.complete_within_bound = config.preemption_bound.is_some();
+                report.complete = !explorer.pruned();
             }
             break;
         }

@@ -44,6 +44,13 @@ pub struct Report {
     /// Why peeking had to be turned off (only between `search::explore`
     /// and the pipeline, which explores again).
     pub(crate) peek_fallback: Option<String>,
+    /// The preemption bound the result holds up to, if one was set.
+    pub(crate) preemption_bound: Option<usize>,
+    /// Every execution within `preemption_bound` was explored (false
+    /// without a bound).
+    pub(crate) complete_within_bound: bool,
+    /// The result comes from the partial-order reduction (not the DFS).
+    pub(crate) reduction: bool,
 }
 
 impl Report {
@@ -63,6 +70,9 @@ impl Report {
             peeking: false,
             discarded: 0,
             peek_fallback: None,
+            preemption_bound: None,
+            complete_within_bound: false,
+            reduction: false,
         }
     }
 
@@ -116,10 +126,40 @@ impl Report {
     }
 
     /// Whether every behaviour was explored: false if a budget
-    /// (`max_executions`, `max_duration`) cut the exploration short, or if it
-    /// stopped at a failure.
+    /// (`max_executions`, `max_duration`) cut the exploration short, if it
+    /// stopped at a failure, or if a
+    /// [preemption bound](crate::Builder::preemption_bound) left out at
+    /// least one execution (then see
+    /// [`complete_within_bound`](Self::complete_within_bound)).
     pub fn complete(&self) -> bool {
         self.complete
+    }
+
+    /// The [preemption bound](crate::Builder::preemption_bound) the result
+    /// holds up to: the bound set, or, when kase deepened the bound under a
+    /// time budget, the deepest bound it explored fully (or the one it was
+    /// exploring when it found a failure). `None` without a bound, or if a
+    /// budget stopped even bound 0.
+    pub fn preemption_bound(&self) -> Option<usize> {
+        self.preemption_bound
+    }
+
+    /// Whether every execution with at most
+    /// [`preemption_bound`](Self::preemption_bound) preemptions was explored
+    /// and no failure was found among them. The search is then complete
+    /// only up to that bound, unless [`complete`](Self::complete) says it
+    /// is complete outright (the bound left nothing out). False without a
+    /// bound.
+    pub fn complete_within_bound(&self) -> bool {
+        self.complete_within_bound
+    }
+
+    /// Whether the result comes from the partial-order reduction
+    /// (`Strategy::Por` without a preemption bound). False for
+    /// `Strategy::Exhaustive` and whenever a preemption bound was set: then
+    /// the bounded depth-first search ran, without reduction.
+    pub fn reduction(&self) -> bool {
+        self.reduction
     }
 
     /// The failure found, if any. Exploration stops at the first one.
@@ -176,9 +216,57 @@ impl fmt::Display for Report {
         }
         write!(f, " in {:.2?}", self.duration)?;
         match (&self.failure, &self.stopped_by) {
-            (Some(_), _) => write!(f, "; stopped at the first failure"),
-            (None, Some(budget)) => write!(f, "; INCOMPLETE: stopped by {budget}"),
-            (None, None) => write!(f, "; complete"),
+            (Some(_), _) => write!(f, "; stopped at the first failure")?,
+            (None, Some(budget)) => write!(f, "; INCOMPLETE: stopped by {budget}")?,
+            (None, None) if !self.complete && self.complete_within_bound => {
+                if let Some(bound) = self.preemption_bound {
+                    write!(f, "; complete up to {}", preemptions(bound))?;
+                }
+            }
+            (None, None) => write!(f, "; complete")?,
         }
+        match (self.preemption_bound, &self.stopped_by) {
+            (Some(bound), Some(_)) if self.complete_within_bound && self.failure.is_none() => {
+                write!(f, " (complete up to {})", preemptions(bound))
+            }
+            (Some(_), _) => write!(f, " (bounded DFS, no reduction)"),
+            (None, _) => Ok(()),
+        }
+    }
+}
+
+/// "1 preemption", "2 preemptions".
+pub(crate) fn preemptions(n: usize) -> String {
+    format!("{n} preemption{}", if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bounded_summary_says_how_far_it_holds() {
+        let mut report = Report::empty();
+        report.preemption_bound = Some(2);
+        report.complete_within_bound = true;
+        let text = report.to_string();
+        assert!(
+            text.ends_with("; complete up to 2 preemptions (bounded DFS, no reduction)"),
+            "{text}"
+        );
+        report.complete = true;
+        assert!(
+            report.to_string().contains("; complete (bounded DFS"),
+            "{report}"
+        );
+        report.complete = false;
+        report.stopped_by = Some("max_duration = 1s".into());
+        report.preemption_bound = Some(1);
+        assert!(
+            report
+                .to_string()
+                .ends_with("stopped by max_duration = 1s (complete up to 1 preemption)"),
+            "{report}"
+        );
     }
 }

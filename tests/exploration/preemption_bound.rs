@@ -1,0 +1,285 @@
+//! The preemption bound (`Builder::preemption_bound`): the bounded DFS runs
+//! exactly the interleavings with at most n preemptions (counted against a
+//! brute-force enumeration of the same programs), a bug that needs one
+//! preemption is missed at 0 and found at 1, its schedule replays, the
+//! report says how far the result holds, and `check` passes a search that
+//! is complete within the bound.
+
+use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use kase::sync::Arc;
+use kase::{thread, Builder, FailureKind, Strategy};
+
+use crate::common::models::lost_update;
+
+/// One step of a thread in the abstract programs the brute force
+/// enumerates: what kase schedules.
+#[derive(Clone, Copy)]
+enum Op {
+    /// An operation that is always enabled (an atomic access).
+    Step,
+    /// Spawns thread `n` (enabled at once). Not a scheduling point: the
+    /// spawner goes on to its next operation without a choice.
+    Spawn(usize),
+    /// Waits until thread `n` has finished.
+    Join(usize),
+}
+
+/// Counts the interleavings of `threads` (thread 0 runs first, the others
+/// start when spawned) with at most `bound` preemptions, by enumerating
+/// them all. A preemption is running a thread other than the one that ran
+/// last while that one is enabled; every thread ends with its exit, which
+/// is a step of its own; a spawn is done silently with the step before it.
+fn brute_force(threads: &[Vec<Op>], bound: usize) -> u64 {
+    fn enabled(threads: &[Vec<Op>], pc: &[usize], live: &[bool], t: usize) -> bool {
+        if !live[t] || pc[t] > threads[t].len() {
+            return false;
+        }
+        match threads[t].get(pc[t]) {
+            Some(Op::Join(n)) => pc[*n] > threads[*n].len(),
+            _ => true,
+        }
+    }
+    /// Runs `t`'s spawns up to its next scheduling point.
+    fn spawns(threads: &[Vec<Op>], pc: &mut [usize], live: &mut [bool], t: usize) {
+        while let Some(Op::Spawn(n)) = threads[t].get(pc[t]) {
+            live[*n] = true;
+            pc[t] += 1;
+        }
+    }
+    fn go(
+        threads: &[Vec<Op>],
+        pc: &mut Vec<usize>,
+        live: &mut Vec<bool>,
+        last: usize,
+        used: usize,
+        bound: usize,
+    ) -> u64 {
+        let enabled: Vec<usize> = (0..threads.len())
+            .filter(|&t| enabled(threads, pc, live, t))
+            .collect();
+        if enabled.is_empty() {
+            return 1;
+        }
+        let mut count = 0;
+        for &t in &enabled {
+            let cost = usize::from(enabled.len() > 1 && t != last && enabled.contains(&last));
+            if used + cost > bound {
+                continue;
+            }
+            let (saved_pc, saved_live) = (pc.clone(), live.clone());
+            pc[t] += 1;
+            spawns(threads, pc, live, t);
+            count += go(threads, pc, live, t, used + cost, bound);
+            (*pc, *live) = (saved_pc, saved_live);
+        }
+        count
+    }
+    let mut pc = vec![0; threads.len()];
+    let mut live = vec![false; threads.len()];
+    live[0] = true;
+    spawns(threads, &mut pc, &mut live, 0);
+    go(threads, &mut pc, &mut live, 0, 0, bound)
+}
+
+/// Main spawns one thread; each does `mine` / `theirs` stores to one atomic;
+/// main then joins.
+fn two_threads(mine: usize, theirs: usize) -> impl Fn() + Sync {
+    move || {
+        let x = Arc::new(AtomicUsize::new(0));
+        let x2 = x.clone();
+        let t = thread::spawn(move || {
+            for i in 0..theirs {
+                x2.store(i, SeqCst);
+            }
+        });
+        for i in 0..mine {
+            x.store(i, SeqCst);
+        }
+        t.join().unwrap();
+    }
+}
+
+/// The abstract program of [`two_threads`].
+fn two_threads_program(mine: usize, theirs: usize) -> Vec<Vec<Op>> {
+    let mut main = vec![Op::Spawn(1)];
+    main.extend(std::iter::repeat(Op::Step).take(mine));
+    main.push(Op::Join(1));
+    vec![main, vec![Op::Step; theirs]]
+}
+
+/// Main spawns two threads doing one store each, then joins both.
+fn three_threads() {
+    let x = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..2)
+        .map(|i| {
+            let x = x.clone();
+            thread::spawn(move || x.store(i, SeqCst))
+        })
+        .collect();
+    x.store(9, SeqCst);
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+fn three_threads_program() -> Vec<Vec<Op>> {
+    vec![
+        vec![
+            Op::Spawn(1),
+            Op::Spawn(2),
+            Op::Step,
+            Op::Join(1),
+            Op::Join(2),
+        ],
+        vec![Op::Step],
+        vec![Op::Step],
+    ]
+}
+
+fn bounded(bound: usize) -> Builder {
+    Builder::new().preemption_bound(bound)
+}
+
+#[test]
+fn bound_zero_runs_only_the_non_preemptive_interleaving() {
+    // Two threads × two stores: main runs until its join blocks, then the
+    // thread runs to its end and main joins. Every other interleaving
+    // switches away from a thread that could go on.
+    let report = bounded(0).explore(two_threads(2, 2));
+    assert_eq!(report.executions(), 1, "{report}");
+    assert!(report.failure().is_none());
+    assert!(
+        report.complete_within_bound() && !report.complete(),
+        "{report}"
+    );
+    assert_eq!(report.preemption_bound(), Some(0));
+}
+
+#[test]
+fn brute_force_agrees_with_the_oracle_unbounded() {
+    // The event model of the brute force is kase's: with a bound no
+    // execution exceeds, both count every interleaving.
+    for (mine, theirs) in [(1, 1), (2, 2), (3, 2)] {
+        let oracle = Builder::new()
+            .strategy(Strategy::Exhaustive)
+            .explore(two_threads(mine, theirs));
+        assert!(oracle.complete());
+        assert_eq!(
+            oracle.executions(),
+            brute_force(&two_threads_program(mine, theirs), usize::MAX),
+            "{mine}×{theirs}: {oracle}"
+        );
+    }
+    let oracle = Builder::new()
+        .strategy(Strategy::Exhaustive)
+        .explore(three_threads);
+    assert_eq!(
+        oracle.executions(),
+        brute_force(&three_threads_program(), usize::MAX),
+        "{oracle}"
+    );
+}
+
+#[test]
+fn bounds_zero_to_three_match_the_brute_force_count() {
+    for bound in 0..=3 {
+        for strategy in [Strategy::Exhaustive, Strategy::Por] {
+            for (mine, theirs) in [(1, 1), (2, 2), (3, 2)] {
+                let report = bounded(bound)
+                    .strategy(strategy)
+                    .explore(two_threads(mine, theirs));
+                let expected = brute_force(&two_threads_program(mine, theirs), bound);
+                assert_eq!(
+                    report.executions(),
+                    expected,
+                    "bound {bound}, {strategy:?}, {mine}×{theirs}: {report}"
+                );
+                assert!(report.complete_within_bound(), "{report}");
+                assert!(!report.reduction(), "a bound runs the bounded DFS");
+                // Complete outright exactly when the bound left nothing out.
+                let all = brute_force(&two_threads_program(mine, theirs), usize::MAX);
+                assert_eq!(report.complete(), expected == all, "{report}");
+            }
+            let report = bounded(bound).strategy(strategy).explore(three_threads);
+            assert_eq!(
+                report.executions(),
+                brute_force(&three_threads_program(), bound),
+                "bound {bound}, {strategy:?}, three threads: {report}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_lost_update_needs_one_preemption() {
+    let report = bounded(0).explore(lost_update);
+    assert!(report.failure().is_none(), "{report}");
+    assert!(
+        report.complete_within_bound() && !report.complete(),
+        "{report}"
+    );
+    assert!(
+        report.to_string().contains("complete up to 0 preemptions"),
+        "{report}"
+    );
+    assert!(
+        report.warnings().iter().any(|w| w.contains("only up to")),
+        "{:?}",
+        report.warnings()
+    );
+
+    let report = bounded(1).explore(lost_update);
+    let failure = report.failure().expect("one preemption finds it");
+    assert_eq!(failure.kind(), FailureKind::Panic);
+    assert_eq!(report.preemption_bound(), Some(1));
+    assert!(!report.complete() && !report.complete_within_bound());
+
+    // Its schedule replays the same failure.
+    let schedule = failure.schedule().to_string();
+    let replayed = Builder::new().replay(&schedule).explore(lost_update);
+    assert_eq!(replayed.executions(), 1);
+    assert_eq!(
+        replayed.failure().map(|f| f.kind()),
+        Some(FailureKind::Panic),
+        "{replayed}"
+    );
+}
+
+#[test]
+fn check_passes_a_search_complete_within_its_bound() {
+    // The lost update fails with one preemption, but the user asked for 0:
+    // no failure there, so check passes (printing a note).
+    bounded(0).check(lost_update);
+    // A bound that leaves nothing out is simply complete.
+    let report = bounded(10).explore(two_threads(1, 1));
+    assert!(
+        report.complete() && report.complete_within_bound(),
+        "{report}"
+    );
+    assert!(report.warnings().is_empty(), "{:?}", report.warnings());
+}
+
+#[test]
+fn a_budget_deepens_the_bound_from_zero() {
+    // With a time budget, bounds 0, 1, 2 are explored in turn and all
+    // their executions counted; the lost update is found in round 1.
+    let report = bounded(2)
+        .max_duration(std::time::Duration::from_secs(60))
+        .explore(lost_update);
+    assert!(report.failure().is_some(), "{report}");
+    assert_eq!(report.preemption_bound(), Some(1), "{report}");
+    let round0 = bounded(0).explore(lost_update).executions();
+    assert!(report.executions() > round0, "{report}");
+
+    // Without a failure: the deepest bound is the one asked for, and the
+    // executions of every round are counted.
+    let model = two_threads(2, 2);
+    let report = bounded(2)
+        .max_duration(std::time::Duration::from_secs(60))
+        .explore(&model);
+    let program = two_threads_program(2, 2);
+    let rounds: u64 = (0..=2).map(|b| brute_force(&program, b)).sum();
+    assert_eq!(report.executions(), rounds, "{report}");
+    assert_eq!(report.preemption_bound(), Some(2));
+    assert!(report.complete_within_bound(), "{report}");
+}
