@@ -296,7 +296,14 @@ fn progress_events_come_every_few_seconds_even_with_kase_progress_off() {
     let summary = named(&events, "summary");
     assert_eq!(summary.len(), 1, "{events:#?}");
     assert_eq!(summary[0].text("outcome"), "incomplete");
-    assert_eq!(summary[0].text("stopped_by"), "max_duration = 2.5s");
+    // The deadline may pass between executions, during one, or while the
+    // explorer computes the next one; the reason says which.
+    assert!(
+        summary[0]
+            .text("stopped_by")
+            .starts_with("max_duration = 2.5s"),
+        "{summary:#?}"
+    );
     assert_eq!(summary[0].u64("executions"), report.executions());
     assert!(summary[0].f64("elapsed_secs") >= budget.as_secs_f64());
     assert!(summary[0].u64("max_depth") >= progress[0].u64("max_depth"));
