@@ -8,6 +8,9 @@
 //! `static`s restart with every execution. `compare_exchange_weak` never
 //! fails spuriously in a model. `from_ptr` is not offered: a shim carries
 //! more than the bare integer, so it cannot be overlaid on one.
+//!
+//! loom's `with_mut` and `unsync_load` are offered too; an `unsync_load` is
+//! a non-atomic read, checked for races with atomic writes (`exec/unsync.rs`).
 
 use std::fmt;
 use std::panic::Location;
