@@ -137,9 +137,11 @@
 //! ## Features
 //!
 //! - `model` (default): kase's instrumented shims under `kase::sync`,
-//!   `kase::thread`, `kase::cell`, `kase::hint` (they behave exactly like
-//!   std outside a model run) and the model checker. Without it they are
-//!   plain re-exports of std and nothing of the runtime is compiled.
+//!   `kase::thread`, `kase::cell`, `kase::hint`, `kase::future` (they
+//!   behave exactly like std outside a model run) and the model checker.
+//!   Without it they are plain re-exports of std (plus a park-based
+//!   `future::block_on` and `sync::atomic::AtomicExt` for loom's atomic
+//!   methods) and nothing of the runtime is compiled.
 //! - `tracing` (off): every exploration also emits `tracing` events under
 //!   target `kase` (progress, summaries, failures); see
 //!   [failure reports](guide::failures#tracing-events).
@@ -155,17 +157,33 @@ pub use kase_macros::{instrument, test};
 #[cfg(feature = "model")]
 pub use kase_rt::thread_local;
 #[cfg(feature = "model")]
-pub use kase_rt::{cell, hint, sync, thread};
+pub use kase_rt::{cell, future, hint, sync, thread};
 #[cfg(feature = "model")]
 pub use kase_rt::{
     model, Alternatives, Builder, Failure, FailureKind, Persist, Report, Schedule,
     ScheduleParseError, Strategy,
 };
 
+#[cfg(not(feature = "model"))]
+mod std_only;
+
 /// `std::sync`, re-exported (the `model` feature is off).
 #[cfg(not(feature = "model"))]
 pub mod sync {
     pub use std::sync::*;
+
+    /// `std::sync::atomic`, re-exported, and [`AtomicExt`](atomic::AtomicExt)
+    /// giving std's atomics loom's `with_mut` and `unsync_load`.
+    pub mod atomic {
+        pub use crate::std_only::AtomicExt;
+        pub use std::sync::atomic::*;
+    }
+}
+
+/// A park-based [`block_on`](future::block_on) (the `model` feature is off).
+#[cfg(not(feature = "model"))]
+pub mod future {
+    pub use crate::std_only::block_on;
 }
 
 /// `std::thread`, re-exported (the `model` feature is off).

@@ -135,6 +135,13 @@ pub mod thread {
     pub use crate::shim::thread_local::{AccessError, LocalKey};
 }
 
+/// Running futures in a model, like loom's `loom::future`:
+/// [`block_on`](future::block_on) polls a future on the current thread,
+/// parking it while the future is pending.
+pub mod future {
+    pub use crate::shim::future::block_on;
+}
+
 /// Drop-in replacements for `std::hint`: kase's `spin_loop` (a scheduling
 /// point in a model) and std's own `black_box` and `unreachable_unchecked`
 /// (hints newer than kase's minimum Rust version are in `std::hint`).

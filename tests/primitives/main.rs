@@ -7,6 +7,7 @@
 mod common;
 
 mod arc_leaks;
+mod atomics_extras;
 mod barrier_once_lazy_mpsc;
 mod data_races;
 mod runtime_limits_and_std_fallback;

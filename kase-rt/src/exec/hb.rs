@@ -226,6 +226,13 @@ impl Execution {
         let Some(earlier) = cell.access(t, clock, write, location) else {
             return false;
         };
+        self.data_race(earlier, here);
+        true
+    }
+
+    /// Ends the execution with the data race between `earlier` and `here`
+    /// (unless it already failed).
+    pub(super) fn data_race(&mut self, earlier: CellAccess, here: CellAccess) {
         if self.fault.is_none() {
             self.fault = Some(if self.peeking && !self.sections.all.is_empty() {
                 // Happens-before under peeking is weaker than in this
@@ -244,7 +251,6 @@ impl Execution {
                 }
             });
         }
-        true
     }
 }
 
@@ -258,7 +264,7 @@ pub struct CellAccess {
     /// Where in the user's code.
     pub location: &'static Location<'static>,
     /// The thread's own clock component at the access.
-    epoch: u32,
+    pub(super) epoch: u32,
 }
 
 impl CellAccess {

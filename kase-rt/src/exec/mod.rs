@@ -25,6 +25,7 @@ pub(crate) mod peek;
 pub(crate) mod scheduler;
 pub(crate) mod spin;
 pub(crate) mod thread;
+pub(crate) mod unsync;
 pub(crate) mod watchdog;
 
 use std::cell::RefCell;

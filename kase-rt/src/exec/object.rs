@@ -18,6 +18,7 @@ use super::error::internal_error;
 use super::gate::Gate;
 use super::hb::{CellState, ObjectHb};
 use super::peek::ObjectTags;
+use super::unsync::AtomicAccesses;
 
 /// Embedded in every shim object; `const`-constructible.
 #[derive(Debug)]
@@ -107,7 +108,8 @@ pub(crate) struct LockState {
 /// What kind-specific state an object has.
 #[derive(Debug)]
 pub(crate) enum ObjectDetail {
-    Atomic,
+    /// An atomic, with the accesses `unsync_load` races are checked against.
+    Atomic(AtomicAccesses),
     Mutex(LockState),
     RwLock(LockState),
     Condvar,
@@ -182,7 +184,7 @@ impl ObjectState {
 
     pub(crate) fn kind(&self) -> ObjectKind {
         match self.detail {
-            ObjectDetail::Atomic => ObjectKind::Atomic,
+            ObjectDetail::Atomic(_) => ObjectKind::Atomic,
             ObjectDetail::Mutex(_) => ObjectKind::Mutex,
             ObjectDetail::RwLock(_) => ObjectKind::RwLock,
             ObjectDetail::Condvar => ObjectKind::Condvar,

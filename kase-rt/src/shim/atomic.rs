@@ -8,6 +8,9 @@
 //! `static`s restart with every execution. `compare_exchange_weak` never
 //! fails spuriously in a model. `from_ptr` is not offered: a shim carries
 //! more than the bare integer, so it cannot be overlaid on one.
+//!
+//! loom's `with_mut` and `unsync_load` are offered too; an `unsync_load` is
+//! a non-atomic read, checked for races with atomic writes (`exec/unsync.rs`).
 
 use std::fmt;
 use std::panic::Location;
@@ -33,7 +36,7 @@ fn access<R>(
         return op();
     }
     let location = Location::caller();
-    let object = exec::with(|e| e.object(handle, || ObjectDetail::Atomic, reset));
+    let object = exec::with(|e| e.object(handle, atomic_detail, reset));
     exec::visible(Some(object), kind, location, |e, _| {
         let result = op();
         let value = shown(&result);
@@ -42,6 +45,11 @@ fn access<R>(
             e.note_unmodified(); // a failed compare-exchange writes nothing
         }
         e.atomic_hb(object, as_kind, order);
+        if as_kind != OpKind::Load {
+            // Checked against `unsync_load`s; a race has ended the execution,
+            // which stops at this thread's next visible operation.
+            e.atomic_race(object, true, location);
+        }
         (result, Some(value))
     })
 }
@@ -58,11 +66,35 @@ fn cas_sync<T>(
     }
 }
 
+/// The per-execution state of a new atomic location.
+fn atomic_detail() -> ObjectDetail {
+    ObjectDetail::Atomic(Default::default())
+}
+
+/// An `unsync_load`: in a model, a non-atomic read of the location, checked
+/// for data races with atomic writes (not a visible operation); then `op`.
+#[track_caller]
+fn unsync_read<R>(handle: &ObjectHandle, reset: impl FnOnce(), op: impl FnOnce() -> R) -> R {
+    if exec::in_model() {
+        let location = Location::caller();
+        let raced = exec::with(|e| {
+            let object = e.object(handle, atomic_detail, reset);
+            e.atomic_race(object, false, location)
+        });
+        if raced {
+            // As for a racing cell access: the read must not happen; the
+            // execution has failed with the data race, which is reported.
+            crate::shim::cell::stop_at_data_race();
+        }
+    }
+    op()
+}
+
 /// Registers the location without a visible operation, for methods that take
 /// `&mut self` or `self` (nothing can run concurrently with them).
 fn touch(handle: &ObjectHandle, reset: impl FnOnce()) {
     if exec::in_model() {
-        exec::with(|e| e.object(handle, || ObjectDetail::Atomic, reset));
+        exec::with(|e| e.object(handle, atomic_detail, reset));
     }
 }
 
@@ -140,6 +172,29 @@ macro_rules! atomic_common {
             pub fn get_mut(&mut self) -> &mut $int {
                 touch(&self.handle, self.reset());
                 self.inner.get_mut()
+            }
+
+            /// Calls `f` with a mutable reference to the value, like loom's
+            /// `with_mut`: `&mut self` excludes every other access, so it is
+            /// not a visible operation (as [`get_mut`](Self::get_mut)).
+            pub fn with_mut<R>(&mut self, f: impl FnOnce(&mut $int) -> R) -> R {
+                f(self.get_mut())
+            }
+
+            /// Loads the value without any synchronisation, like loom's
+            /// `unsync_load`. Outside a model it is a `Relaxed` load; in a
+            /// model it is a non-atomic read, not a visible operation, and an
+            /// atomic store or read-modify-write of the location that
+            /// happens-before does not order with it is a data race.
+            ///
+            /// # Safety
+            ///
+            /// An unsynchronised load is sound only if no store to the
+            /// location happens concurrently with it: every store
+            /// happens-before the load, and none runs during it.
+            #[track_caller]
+            pub unsafe fn unsync_load(&self) -> $int {
+                unsync_read(&self.handle, self.reset(), || self.inner.load(Ordering::Relaxed))
             }
 
             /// Consumes the atomic and returns the value.
@@ -496,4 +551,59 @@ impl<T> fmt::Pointer for AtomicPtr<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Pointer::fmt(&self.load(Ordering::Relaxed), f)
     }
+}
+
+/// loom's extra atomic methods as a trait, so that generic code, and code
+/// that must also build against std's atomics (the `kase` facade without
+/// its `model` feature implements it for them), can name them. kase's atomics
+/// have the same methods inherently; this trait forwards to them.
+pub trait AtomicExt {
+    /// The type of the value (`usize` for `AtomicUsize`, `*mut T` for
+    /// `AtomicPtr<T>`).
+    type Value;
+
+    /// Calls `f` with a mutable reference to the value; see
+    /// [`AtomicUsize::with_mut`].
+    fn with_mut<R>(&mut self, f: impl FnOnce(&mut Self::Value) -> R) -> R;
+
+    /// Loads the value without synchronisation; see
+    /// [`AtomicUsize::unsync_load`].
+    ///
+    /// # Safety
+    ///
+    /// No store to the location may happen concurrently with the load.
+    unsafe fn unsync_load(&self) -> Self::Value;
+}
+
+macro_rules! atomic_ext {
+    ($([$($g:ident)?] $name:ty, $int:ty;)*) => {$(
+        impl$(<$g>)? AtomicExt for $name {
+            type Value = $int;
+
+            fn with_mut<R>(&mut self, f: impl FnOnce(&mut $int) -> R) -> R {
+                <$name>::with_mut(self, f)
+            }
+
+            #[track_caller]
+            unsafe fn unsync_load(&self) -> $int {
+                // SAFETY: the caller upholds the same contract.
+                unsafe { <$name>::unsync_load(self) }
+            }
+        }
+    )*};
+}
+
+atomic_ext! {
+    [] AtomicBool, bool;
+    [] AtomicI8, i8;
+    [] AtomicI16, i16;
+    [] AtomicI32, i32;
+    [] AtomicI64, i64;
+    [] AtomicIsize, isize;
+    [] AtomicU8, u8;
+    [] AtomicU16, u16;
+    [] AtomicU32, u32;
+    [] AtomicU64, u64;
+    [] AtomicUsize, usize;
+    [T] AtomicPtr<T>, *mut T;
 }

@@ -133,12 +133,16 @@ impl<T: ?Sized> UnsafeCell<T> {
         }
         let raced = exec::with(|e| e.cell_access(object, write, location));
         if raced {
-            // The racing access must not happen: in real code it may touch
-            // freed memory. Unwind this thread instead; the execution has
-            // already failed with the data race, which is what is reported.
-            std::panic::resume_unwind(Box::new(DataRaceStop));
+            stop_at_data_race();
         }
     }
+}
+
+/// Unwinds the current model thread at an access that races: it must not
+/// happen (in real code it may touch freed memory); the execution has
+/// already failed with the data race, which is what is reported.
+pub(crate) fn stop_at_data_race() -> ! {
+    std::panic::resume_unwind(Box::new(DataRaceStop))
 }
 
 /// The payload that unwinds a thread stopped at a data race.

@@ -7,6 +7,7 @@ pub mod atomic;
 pub mod barrier;
 pub mod cell;
 pub mod condvar;
+pub mod future;
 pub mod hint;
 pub mod lazy_lock;
 pub mod mpsc;
