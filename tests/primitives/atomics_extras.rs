@@ -208,3 +208,38 @@ fn block_on_outside_a_model_is_woken_by_another_thread() {
     block_on(Wait(chan));
     t.join().unwrap();
 }
+
+/// Inside critical sections, with peeking, an `unsync_load` orders its
+/// section with another section's store to the location (an event, like a
+/// cell's access): both values it can read are explored in one execution
+/// each, as without peeking. (Without the event the sections looked
+/// independent; the D1 check caught it and the exploration was redone
+/// without peeking: 3 executions.)
+#[test]
+fn an_unsync_load_in_a_critical_section_orders_it_with_peeking() {
+    for peeking in [true, false] {
+        let seen = std::sync::Mutex::new(std::collections::BTreeSet::new());
+        let report = Builder::new().peeking(peeking).explore(|| {
+            let shared = Arc::new((Mutex::new(()), AtomicUsize::new(0)));
+            let other = shared.clone();
+            let t = thread::spawn(move || {
+                let _g = other.0.lock().unwrap();
+                other.1.store(1, Ordering::Relaxed);
+            });
+            let value = {
+                let _g = shared.0.lock().unwrap();
+                // SAFETY: the mutex orders it with the store.
+                unsafe { shared.1.unsync_load() }
+            };
+            seen.lock().unwrap().insert(value);
+            t.join().unwrap();
+        });
+        assert!(report.failure().is_none(), "peeking {peeking}: {report}");
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [0, 1].into(),
+            "peeking {peeking}: {report}"
+        );
+        assert_eq!(report.executions(), 2, "peeking {peeking}: {report}");
+    }
+}

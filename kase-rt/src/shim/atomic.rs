@@ -77,10 +77,15 @@ fn atomic_detail() -> ObjectDetail {
 fn unsync_read<R>(handle: &ObjectHandle, reset: impl FnOnce(), op: impl FnOnce() -> R) -> R {
     if exec::in_model() {
         let location = Location::caller();
-        let raced = exec::with(|e| {
-            let object = e.object(handle, atomic_detail, reset);
-            e.atomic_race(object, false, location)
-        });
+        let (object, pure) =
+            exec::with(|e| (e.object(handle, atomic_detail, reset), e.in_pure_part()));
+        if pure {
+            // Inside a pure part of a critical section (peeking) the read is
+            // what orders the section with the location's writes, as a
+            // cell's access is: an event, not a scheduling point.
+            exec::visible(Some(object), OpKind::DataRead, location, |_, _| ((), None));
+        }
+        let raced = exec::with(|e| e.atomic_race(object, false, location));
         if raced {
             // As for a racing cell access: the read must not happen; the
             // execution has failed with the data race, which is reported.
