@@ -22,16 +22,7 @@ impl Por {
             .collect();
         d.sort_unstable();
         d.push(event);
-        // The maximal events of C: each thread's last one.
-        let maximal: Vec<EventId> = self
-            .run
-            .positions
-            .iter()
-            .filter_map(|events| {
-                let n = events.partition_point(|&(pos, _)| pos < config_len);
-                n.checked_sub(1).map(|i| events[i].1)
-            })
-            .collect();
+        let maximal = self.maximal(config_len);
         let targets: Vec<EventId> = match self.alternatives {
             Alternatives::Optimal => d.clone(),
             // `event` (last in `d`) first, then the most recently added.
@@ -42,17 +33,27 @@ impl Por {
             if self.budget.expired() {
                 return None;
             }
+            // The node that put `target` in D (the deepest, if several):
+            // its configuration is a prefix of this one's, so what conflicts
+            // with it conflicts here too, and is filtered out once there.
+            let owner = if target == event {
+                i
+            } else {
+                (0..=i)
+                    .rev()
+                    .find(|&n| self.tree.nodes[n].added.contains(&target))
+                    .unwrap_or(i)
+            };
+            let refilter = self.tree.nodes[owner].config_len != config_len;
             // A unit (a pure part of a critical section) conflicts with
             // whatever conflicts with one of its events.
-            let mut spike: Vec<EventId> = self
-                .unit_chain(target)
-                .into_iter()
-                .flat_map(|b| self.immediate_conflicts(b))
-                .filter(|&x| {
-                    !maximal.iter().any(|&m| self.u.conflict(x, m))
-                        && !d.iter().any(|&y| self.u.leq(y, x))
-                })
-                .collect();
+            let mut spike: Vec<EventId> = Vec::new();
+            for b in self.unit_chain(target) {
+                let clashes = |x: EventId| maximal.iter().any(|&m| self.u.conflict(x, m));
+                spike.extend(self.spike_candidates(owner, b).into_iter().filter(|&x| {
+                    !d.iter().any(|&y| self.u.leq(y, x)) && (!refilter || !clashes(x))
+                }));
+            }
             spike.sort_unstable();
             spike.dedup();
             if spike.is_empty() {
@@ -75,11 +76,57 @@ impl Por {
         found
     }
 
+    /// The maximal events of the first `config_len` events of `C`: each
+    /// thread's last one (an event conflicts with that prefix iff it
+    /// conflicts with one of them).
+    fn maximal(&self, config_len: usize) -> Vec<EventId> {
+        self.run
+            .positions
+            .iter()
+            .filter_map(|events| {
+                let n = events.partition_point(|&(pos, _)| pos < config_len);
+                n.checked_sub(1).map(|i| events[i].1)
+            })
+            .collect()
+    }
+
+    /// The events in immediate conflict with `b` that do not conflict with
+    /// the configuration of node `n`. `b`'s immediate conflicts pile up over
+    /// the whole exploration (pruning keeps those of every event of
+    /// `C ∪ D`), and nearly all of them conflict with the current branch;
+    /// testing each against `C` at every alternative made the cost per
+    /// execution grow with the executions so far (POR-DESIGN.md, "Cost per
+    /// execution over a long run"). The node's configuration stays the same
+    /// while it is on the stack, so each conflict is tested against it once.
+    fn spike_candidates(&self, n: usize, b: EventId) -> Vec<EventId> {
+        let node = &self.tree.nodes[n];
+        let mut cache = node.spikes.borrow_mut();
+        if cache.generation != self.u.generation() || cache.maximal.is_none() {
+            cache.entries.clear();
+            cache.generation = self.u.generation();
+            cache.maximal = Some(self.maximal(node.config_len));
+        }
+        let SpikeCache {
+            maximal, entries, ..
+        } = &mut *cache;
+        let maximal = maximal.as_deref().expect("set above");
+        let entry = entries.entry(b).or_default();
+        let (new, seen) = self.immediate_conflicts(b, entry.seen);
+        entry.candidates.extend(
+            new.into_iter()
+                .filter(|&x| !maximal.iter().any(|&m| self.u.conflict(x, m))),
+        );
+        entry.seen = seen;
+        entry.candidates.clone()
+    }
+
     /// The events of `U` in immediate conflict with `b`. Immediate conflict
     /// between two events never changes, and `b`'s neighbour lists only
     /// grow between prunings, so each list is scanned once per new entry:
-    /// the same events of `D` are targets of many alternatives.
-    fn immediate_conflicts(&self, b: EventId) -> Vec<EventId> {
+    /// the same events of `D` are targets of many alternatives. Returns those
+    /// after the first `from` (in the order found, which only appends within
+    /// a generation) and how many there are.
+    fn immediate_conflicts(&self, b: EventId, from: usize) -> (Vec<EventId>, usize) {
         let mut cache = self.conflict_cache.borrow_mut();
         if cache.generation != self.u.generation() {
             cache.entries.clear();
@@ -97,7 +144,10 @@ impl Por {
         }
         entry.thread_seen = same_thread.len();
         entry.object_seen = same_object.len();
-        entry.conflicts.clone()
+        (
+            entry.conflicts.get(from..).unwrap_or_default().to_vec(),
+            entry.conflicts.len(),
+        )
     }
 
     /// Depth-first search for one pairwise conflict-free combination that
@@ -147,4 +197,23 @@ struct ConflictEntry {
     thread_seen: usize,
     object_seen: usize,
     conflicts: Vec<EventId>,
+}
+
+/// Per node of the tree: for each event of a unit it put in `D`, its
+/// immediate conflicts that do not conflict with the node's configuration
+/// (see [`Por::spike_candidates`]).
+#[derive(Default)]
+pub(super) struct SpikeCache {
+    /// The unfolding's generation the entries were built in.
+    generation: u64,
+    /// The maximal events of the node's configuration.
+    maximal: Option<Vec<EventId>>,
+    entries: Map<EventId, SpikeEntry>,
+}
+
+#[derive(Default)]
+struct SpikeEntry {
+    /// How much of the event's immediate conflicts was filtered.
+    seen: usize,
+    candidates: Vec<EventId>,
 }

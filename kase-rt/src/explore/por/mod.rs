@@ -428,6 +428,7 @@ impl Scheduler for Por {
                     config_len: self.run.config.len(),
                     event: None,
                     added: Vec::new(),
+                    spikes: Default::default(),
                 });
             }
             self.run.awaiting = Some(self.tree.nodes.len() - 1);

@@ -42,6 +42,9 @@ pub(super) struct Node {
     /// Units this node added to `D` when taking right branches (line 12),
     /// by their last event.
     pub(super) added: Vec<EventId>,
+    /// Spike candidates of the units this node put in `D`, filtered once
+    /// against its configuration (`comb.rs`).
+    pub(super) spikes: std::cell::RefCell<super::comb::SpikeCache>,
 }
 
 /// Algorithm 1's recursion, made explicit: the stack of `Explore` calls
