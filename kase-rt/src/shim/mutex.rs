@@ -17,7 +17,7 @@ use crate::exec::object::{LockState, ObjectDetail, ObjectHandle};
 use crate::exec::{self, ObjectIdx, OpKind};
 
 use super::guard;
-use super::poison::{lock_result, model_acquire, try_outcome, PoisonFlag};
+use super::poison::{lock_result, model_acquire, PoisonFlag};
 
 /// A mutual exclusion primitive, a drop-in for [`std::sync::Mutex`].
 ///
@@ -184,16 +184,11 @@ impl<T: ?Sized> Mutex<T> {
     /// Attempts to acquire the mutex without blocking.
     #[track_caller]
     pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
-        let (object, acquired) = if !exec::in_model() {
-            (None, self.raw.try_lock().then(|| self.poisoned.real()))
-        } else {
-            let object = self.model_object();
-            let acquired =
-                exec::visible(Some(object), OpKind::TryLock, Location::caller(), |e, _| {
-                    try_outcome(e, object, OpKind::TryLock)
-                });
-            (Some(object), acquired)
-        };
+        let (object, acquired) = self.poisoned.try_acquire(
+            || self.raw.try_lock(),
+            || self.model_object(),
+            OpKind::TryLock,
+        );
         match acquired {
             None => Err(TryLockError::WouldBlock),
             Some(poisoned) => self.guard(object, poisoned).map_err(TryLockError::Poisoned),

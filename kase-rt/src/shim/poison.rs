@@ -92,6 +92,32 @@ impl PoisonFlag {
         }
     }
 
+    /// A try-lock: outside a model `try_real` (true if it took the real
+    /// lock), inside the visible operation `kind` on the lock `object` at
+    /// the caller's location. Returns the object (`None` outside a model)
+    /// and, if the lock was taken, whether it is poisoned.
+    #[track_caller]
+    pub(crate) fn try_acquire(
+        &self,
+        try_real: impl FnOnce() -> bool,
+        object: impl FnOnce() -> ObjectIdx,
+        kind: OpKind,
+    ) -> (Option<ObjectIdx>, Option<bool>) {
+        if !exec::in_model() {
+            return (None, try_real().then(|| self.real()));
+        }
+        let object = object();
+        let acquired = exec::visible(
+            Some(object),
+            kind,
+            Location::caller(),
+            // The kind as performed (`TryReadLock` becomes `SharedTryLock`
+            // with peeking).
+            |e, action| try_outcome(e, object, action.kind),
+        );
+        (Some(object), acquired)
+    }
+
     /// The flag without a scheduling point, for `&mut self` / `self`
     /// methods (exclusive access: nothing can run concurrently with them).
     pub(crate) fn state(&self, object: impl FnOnce() -> ObjectIdx) -> bool {
@@ -116,7 +142,7 @@ pub(crate) fn model_acquire(object: ObjectIdx, kind: OpKind) -> bool {
 /// A try-lock's result inside the model (the visible operation `kind` on
 /// `object`): `Some(poisoned)` if acquired, with the outcome as the
 /// operation's value.
-pub(crate) fn try_outcome(
+fn try_outcome(
     e: &mut exec::Execution,
     object: ObjectIdx,
     kind: OpKind,

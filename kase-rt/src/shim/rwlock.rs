@@ -17,7 +17,7 @@ use crate::exec::object::{ObjectDetail, ObjectHandle};
 use crate::exec::{self, ObjectIdx, OpKind};
 
 use super::guard;
-use super::poison::{lock_result, model_acquire, try_outcome, PoisonFlag};
+use super::poison::{lock_result, model_acquire, PoisonFlag};
 
 /// A reader–writer lock, a drop-in for [`std::sync::RwLock`].
 ///
@@ -183,20 +183,11 @@ impl<T: ?Sized> RwLock<T> {
     /// Attempts to take a read lock without blocking.
     #[track_caller]
     pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
-        let (object, acquired) = if !exec::in_model() {
-            let ok = self.raw.try_lock_shared();
-            (None, ok.then(|| self.poisoned.real()))
-        } else {
-            let object = self.model_object();
-            let acquired = exec::visible(
-                Some(object),
-                OpKind::TryReadLock,
-                Location::caller(),
-                // The kind as performed: `SharedTryLock` with peeking.
-                |e, action| try_outcome(e, object, action.kind),
-            );
-            (Some(object), acquired)
-        };
+        let (object, acquired) = self.poisoned.try_acquire(
+            || self.raw.try_lock_shared(),
+            || self.model_object(),
+            OpKind::TryReadLock,
+        );
         match acquired {
             None => Err(TryLockError::WouldBlock),
             Some(poisoned) => {
@@ -224,17 +215,11 @@ impl<T: ?Sized> RwLock<T> {
     /// Attempts to take the write lock without blocking.
     #[track_caller]
     pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
-        let (object, acquired) = if !exec::in_model() {
-            let ok = self.raw.try_lock_exclusive();
-            (None, ok.then(|| self.poisoned.real()))
-        } else {
-            let object = self.model_object();
-            let acquired =
-                exec::visible(Some(object), OpKind::TryLock, Location::caller(), |e, _| {
-                    try_outcome(e, object, OpKind::TryLock)
-                });
-            (Some(object), acquired)
-        };
+        let (object, acquired) = self.poisoned.try_acquire(
+            || self.raw.try_lock_exclusive(),
+            || self.model_object(),
+            OpKind::TryLock,
+        );
         match acquired {
             None => Err(TryLockError::WouldBlock),
             Some(poisoned) => {
