@@ -20,7 +20,11 @@
 
 use std::process::ExitCode;
 
-use kase::{Builder, FailureKind};
+use kase::FailureKind;
+
+// `run`: explores one model and prints kase's report (shared by the examples).
+mod common;
+use common::run;
 
 #[kase::instrument]
 mod queue {
@@ -135,26 +139,6 @@ mod queue {
 
 use queue::{BoundedQueue, OneCondvarQueue};
 
-/// Runs one model and prints what kase found; `false` if that is not what
-/// was `expected`.
-fn run(title: &str, expected: Option<FailureKind>, model: fn()) -> bool {
-    println!("== {title} ==");
-    let report = Builder::new().explore(model);
-    match report.failure() {
-        Some(failure) => println!("{failure}\n"),
-        None if report.complete() => println!(
-            "passed: every interleaving checked, {} executions\n",
-            report.executions()
-        ),
-        None => println!("no failure, but a budget cut the exploration short\n"),
-    }
-    match (report.failure(), expected) {
-        (Some(failure), Some(kind)) => failure.kind() == kind,
-        (None, None) => report.complete(),
-        _ => false,
-    }
-}
-
 fn main() -> ExitCode {
     let ok = run(
         "one condvar for full and empty, notify_one",
@@ -165,12 +149,7 @@ fn main() -> ExitCode {
         None,
         queue::one_producer_two_consumers::<BoundedQueue<u32>>,
     );
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        eprintln!("error: kase did not find what this example expects");
-        ExitCode::FAILURE
-    }
+    common::exit_code(ok)
 }
 
 #[cfg(test)]

@@ -18,7 +18,11 @@
 
 use std::process::ExitCode;
 
-use kase::{Builder, FailureKind};
+use kase::FailureKind;
+
+// `run`: explores one model and prints kase's report (shared by the examples).
+mod common;
+use common::run;
 
 #[kase::instrument]
 mod cache {
@@ -140,26 +144,6 @@ mod cache {
     }
 }
 
-/// Runs one model and prints what kase found; `false` if that is not what
-/// was `expected`.
-fn run(title: &str, expected: Option<FailureKind>, model: fn()) -> bool {
-    println!("== {title} ==");
-    let report = Builder::new().explore(model);
-    match report.failure() {
-        Some(failure) => println!("{failure}\n"),
-        None if report.complete() => println!(
-            "passed: every interleaving checked, {} executions\n",
-            report.executions()
-        ),
-        None => println!("no failure, but a budget cut the exploration short\n"),
-    }
-    match (report.failure(), expected) {
-        (Some(failure), Some(kind)) => failure.kind() == kind,
-        (None, None) => report.complete(),
-        _ => false,
-    }
-}
-
 fn main() -> ExitCode {
     let ok = run(
         "check the flag, then load",
@@ -170,12 +154,7 @@ fn main() -> ExitCode {
         None,
         cache::double_checked_readers,
     ) & run("std's OnceLock", None, cache::once_lock_readers);
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        eprintln!("error: kase did not find what this example expects");
-        ExitCode::FAILURE
-    }
+    common::exit_code(ok)
 }
 
 #[cfg(test)]

@@ -275,7 +275,7 @@ impl Rewriter {
                     && (matches!(&trees[i - 1], TokenTree::Ident(_))
                         || matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '>'))
             } else {
-                i >= 2 && is_path_sep(&trees, i - 2)
+                after_path_sep(&trees, i)
             };
             // A bare prelude macro invocation: `thread_local !`.
             if !leading && !preceded {
@@ -339,6 +339,26 @@ impl Rewriter {
     }
 }
 
+/// Calls `f` with each identifier in `tokens`, recursing into groups, in
+/// order, with the token trees it stands among and its index there: for
+/// scanning macro tokens, which syn does not parse.
+pub(crate) fn for_each_ident(tokens: TokenStream, f: &mut impl FnMut(&[TokenTree], usize, &Ident)) {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    for (i, tree) in trees.iter().enumerate() {
+        match tree {
+            TokenTree::Group(g) => for_each_ident(g.stream(), f),
+            TokenTree::Ident(id) => f(&trees, i, id),
+            _ => {}
+        }
+    }
+}
+
+/// Whether the token at `i` follows a `::` (is not the start of a path).
+pub(crate) fn after_path_sep(trees: &[TokenTree], i: usize) -> bool {
+    i >= 2 && is_path_sep(trees, i - 2)
+}
+
+/// Whether the tokens at `i` are a `::`.
 pub(crate) fn is_path_sep(trees: &[TokenTree], i: usize) -> bool {
     matches!(
         (trees.get(i), trees.get(i + 1)),
@@ -662,25 +682,17 @@ impl Scan {
     }
 
     fn scan_tokens(&mut self, tokens: TokenStream) {
-        let trees: Vec<TokenTree> = tokens.into_iter().collect();
-        for (i, tree) in trees.iter().enumerate() {
-            match tree {
-                TokenTree::Group(g) => self.scan_tokens(g.stream()),
-                TokenTree::Ident(id) => {
-                    let Some(name) = Self::candidate(id) else {
-                        continue;
-                    };
-                    let after_sep = i >= 2 && is_path_sep(&trees, i - 2);
-                    let after_dot = i >= 1
-                        && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '.');
-                    let prefix = is_path_sep(&trees, i + 1);
-                    if !after_sep && !after_dot && (prefix || !MODULES.contains(&name)) {
-                        self.used.push(name.to_string());
-                    }
-                }
-                _ => {}
+        for_each_ident(tokens, &mut |trees, i, id| {
+            let Some(name) = Self::candidate(id) else {
+                return;
+            };
+            let after_dot =
+                i >= 1 && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '.');
+            let prefix = is_path_sep(trees, i + 1);
+            if !after_path_sep(trees, i) && !after_dot && (prefix || !MODULES.contains(&name)) {
+                self.used.push(name.to_string());
             }
-        }
+        });
     }
 }
 

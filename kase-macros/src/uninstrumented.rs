@@ -7,7 +7,8 @@
 //! used with the span of the crate's name in the user's code: the
 //! `deprecated` lint then shows the note there.
 
-use proc_macro2::{Ident, Span, TokenStream, TokenTree};
+use crate::rewrite;
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote_spanned};
 use syn::visit::Visit;
 
@@ -71,19 +72,11 @@ impl Mentions {
     /// `name ::` not preceded by `::` (the start of a path), recursing into
     /// groups, for macro tokens.
     fn scan_tokens(&mut self, tokens: TokenStream) {
-        let trees: Vec<TokenTree> = tokens.into_iter().collect();
-        for (i, tree) in trees.iter().enumerate() {
-            match tree {
-                TokenTree::Group(g) => self.scan_tokens(g.stream()),
-                TokenTree::Ident(id) => {
-                    let after_sep = i >= 2 && crate::rewrite::is_path_sep(&trees, i - 2);
-                    if !after_sep && crate::rewrite::is_path_sep(&trees, i + 1) {
-                        self.mention(id);
-                    }
-                }
-                _ => {}
+        rewrite::for_each_ident(tokens, &mut |trees, i, id| {
+            if !rewrite::after_path_sep(trees, i) && rewrite::is_path_sep(trees, i + 1) {
+                self.mention(id);
             }
-        }
+        });
     }
 }
 

@@ -210,6 +210,26 @@ impl Execution {
         write: bool,
         location: &'static Location<'static>,
     ) -> bool {
+        self.race_check(object, write, location, |detail, here, clock| {
+            let ObjectDetail::Cell(cell) = detail else {
+                internal_error!("object {object:?} used as a cell");
+            };
+            cell.access(here.thread, clock, write, location)
+        })
+    }
+
+    /// An access `here` (a write if `write`) of the current thread to
+    /// `object`, which `record` records in the object's detail given the
+    /// thread's clock, returning the earlier access it races with: a race
+    /// ends the execution with a data race and returns true. Nothing is
+    /// checked during teardown.
+    pub(super) fn race_check(
+        &mut self,
+        object: ObjectIdx,
+        write: bool,
+        location: &'static Location<'static>,
+        record: impl FnOnce(&mut ObjectDetail, CellAccess, &VectorClock) -> Option<CellAccess>,
+    ) -> bool {
         if self.teardown {
             return false;
         }
@@ -219,11 +239,9 @@ impl Execution {
             .or_internal("unknown thread")
             .hb
             .clock;
-        let ObjectDetail::Cell(cell) = &mut self.objects[object.0 as usize].detail else {
-            internal_error!("object {object:?} used as a cell");
-        };
         let here = CellAccess::new(t, write, location);
-        let Some(earlier) = cell.access(t, clock, write, location) else {
+        let detail = &mut self.objects[object.0 as usize].detail;
+        let Some(earlier) = record(detail, here, clock) else {
             return false;
         };
         self.data_race(earlier, here);

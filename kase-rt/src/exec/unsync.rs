@@ -9,7 +9,7 @@ use std::panic::Location;
 
 use super::action::{ObjectIdx, ThreadIdx};
 use super::clock::VectorClock;
-use super::error::{internal_error, OrInternal};
+use super::error::internal_error;
 use super::execution::Execution;
 use super::hb::CellAccess;
 use super::object::ObjectDetail;
@@ -66,24 +66,12 @@ impl Execution {
         write: bool,
         location: &'static Location<'static>,
     ) -> bool {
-        if self.teardown {
-            return false;
-        }
-        let t = self.current;
-        let clock = &self.threads[t.index()]
-            .as_ref()
-            .or_internal("unknown thread")
-            .hb
-            .clock;
-        let ObjectDetail::Atomic(accesses) = &mut self.objects[object.0 as usize].detail else {
-            internal_error!("object {object:?} used as an atomic");
-        };
-        let here = CellAccess::new(t, write, location);
-        let Some(earlier) = accesses.record(here, clock) else {
-            return false;
-        };
-        self.data_race(earlier, here);
-        true
+        self.race_check(object, write, location, |detail, here, clock| {
+            let ObjectDetail::Atomic(accesses) = detail else {
+                internal_error!("object {object:?} used as an atomic");
+            };
+            accesses.record(here, clock)
+        })
     }
 }
 

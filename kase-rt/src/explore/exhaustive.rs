@@ -147,14 +147,9 @@ impl Explorer for Dfs {
         }
         self.depth = 0;
         self.preemptions = 0;
-        while let Some(frame) = self.frames.last_mut() {
-            if frame.next + 1 < frame.options.len() {
-                frame.next += 1;
-                return Ok(true);
-            }
-            self.frames.pop();
-        }
-        Ok(false)
+        Ok(next_path(&mut self.frames, |f| {
+            (&mut f.next, f.options.len())
+        }))
     }
 
     fn pruned(&self) -> bool {
@@ -162,6 +157,27 @@ impl Explorer for Dfs {
     }
 }
 
+/// The step of a stateless DFS to its next path (also `minimize`'s): the
+/// deepest choice point with an untried option moves on to it, and the
+/// exhausted ones below it are dropped; false when every path is done.
+/// `cursor` gives a frame's index of the option it explores and its number
+/// of options.
+pub(super) fn next_path<F>(
+    frames: &mut Vec<F>,
+    cursor: impl Fn(&mut F) -> (&mut usize, usize),
+) -> bool {
+    while let Some(frame) = frames.last_mut() {
+        let (next, options) = cursor(frame);
+        if *next + 1 < options {
+            *next += 1;
+            return true;
+        }
+        frames.pop();
+    }
+    false
+}
+
+/// Threads as `[t1, t2]`, for messages.
 pub(crate) fn list(threads: &[ThreadIdx]) -> String {
     let names: Vec<String> = threads.iter().map(|t| t.to_string()).collect();
     format!("[{}]", names.join(", "))

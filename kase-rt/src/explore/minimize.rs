@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use crate::exec::{ChoicePoint, Outcome, Scheduler, Stop, ThreadIdx};
 use crate::report::{Failure, FailureKind, FirstFound};
 
+use super::exhaustive::next_path;
 use super::replay::{last_thread, steps_so_far};
 use super::{Explorer, Runner, Settings};
 
@@ -99,14 +100,9 @@ impl Explorer for Bounded {
     fn advance(&mut self, _outcome: &Outcome) -> Result<bool, String> {
         self.depth = 0;
         self.preempted.clear();
-        while let Some(frame) = self.frames.last_mut() {
-            if frame.next + 1 < frame.options.len() {
-                frame.next += 1;
-                return Ok(true);
-            }
-            self.frames.pop();
-        }
-        Ok(false)
+        Ok(next_path(&mut self.frames, |f| {
+            (&mut f.next, f.options.len())
+        }))
     }
 }
 

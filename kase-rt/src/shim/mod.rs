@@ -8,6 +8,7 @@ pub mod barrier;
 pub mod cell;
 pub mod condvar;
 pub mod future;
+mod guard;
 pub mod hint;
 pub mod lazy_lock;
 pub mod mpsc;

@@ -16,7 +16,8 @@ use parking_lot::lock_api::RawMutex as _;
 use crate::exec::object::{LockState, ObjectDetail, ObjectHandle};
 use crate::exec::{self, ObjectIdx, OpKind};
 
-use super::poison::{lock_result, PoisonFlag};
+use super::guard;
+use super::poison::{lock_result, model_acquire, PoisonFlag};
 
 /// A mutual exclusion primitive, a drop-in for [`std::sync::Mutex`].
 ///
@@ -176,29 +177,18 @@ impl<T: ?Sized> Mutex<T> {
             return self.guard(None, self.poisoned.real());
         }
         let object = self.model_object();
-        let poisoned = exec::visible(Some(object), OpKind::Lock, Location::caller(), |e, _| {
-            (e.object_mut(object).lock().poisoned, None)
-        });
+        let poisoned = model_acquire(object, OpKind::Lock);
         self.guard(Some(object), poisoned)
     }
 
     /// Attempts to acquire the mutex without blocking.
     #[track_caller]
     pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
-        let (object, acquired) = if !exec::in_model() {
-            (None, self.raw.try_lock().then(|| self.poisoned.real()))
-        } else {
-            let object = self.model_object();
-            let acquired =
-                exec::visible(Some(object), OpKind::TryLock, Location::caller(), |e, _| {
-                    let state = e.object_mut(object);
-                    let acquired = state
-                        .try_succeeds(OpKind::TryLock)
-                        .then_some(state.lock().poisoned);
-                    (acquired, Some(u64::from(acquired.is_some())))
-                });
-            (Some(object), acquired)
-        };
+        let (object, acquired) = self.poisoned.try_acquire(
+            || self.raw.try_lock(),
+            || self.model_object(),
+            OpKind::TryLock,
+        );
         match acquired {
             None => Err(TryLockError::WouldBlock),
             Some(poisoned) => self.guard(object, poisoned).map_err(TryLockError::Poisoned),
@@ -248,23 +238,20 @@ impl<'a, T: ?Sized> MutexGuard<'a, T> {
     }
 
     fn release(&self, location: &'static Location<'static>) {
-        let poison = !self.panicking && std::thread::panicking();
-        match self.object {
-            None => {
-                if poison {
-                    self.lock.poisoned.set_real();
-                }
+        let lock = self.lock;
+        lock.poisoned.release(
+            self.object,
+            self.panicking,
+            OpKind::Unlock,
+            location,
+            || {
                 // SAFETY: this guard holds the real lock (it was created by a
                 // successful `lock`/`try_lock` outside a model), and releases
                 // it once: from `drop` or from `release_for_wait`, which
                 // forgets the guard.
-                unsafe { self.lock.raw.unlock() };
-            }
-            Some(object) => exec::visible(Some(object), OpKind::Unlock, location, |e, _| {
-                e.object_mut(object).lock().poisoned |= poison;
-                ((), None)
-            }),
-        }
+                unsafe { lock.raw.unlock() }
+            },
+        );
     }
 }
 
@@ -283,61 +270,28 @@ impl<T: ?Sized> Deref for MutexGuard<'_, T> {
 
     #[track_caller]
     fn deref(&self) -> &T {
-        if let Some(object) = self.object {
-            exec::data_access(object, false, Location::caller());
-        }
         // SAFETY: the guard holds the lock, so no one else accesses the data.
-        unsafe { &*self.lock.data.get() }
+        unsafe { &*guard::data(self.object, false, &self.lock.data) }
     }
 }
 
 impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
     #[track_caller]
     fn deref_mut(&mut self) -> &mut T {
-        if let Some(object) = self.object {
-            exec::data_access(object, true, Location::caller());
-        }
         // SAFETY: the guard holds the lock, so no one else accesses the data.
-        unsafe { &mut *self.lock.data.get() }
+        unsafe { &mut *guard::data(self.object, true, &self.lock.data) }
     }
 }
 
-impl<T: ?Sized + fmt::Debug> fmt::Debug for MutexGuard<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&**self, f)
-    }
-}
-
-impl<T: ?Sized + fmt::Display> fmt::Display for MutexGuard<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        (**self).fmt(f)
-    }
-}
+guard::guard_fmt!(MutexGuard);
 
 impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("Mutex");
-        match self.try_lock() {
-            Ok(guard) => d.field("data", &&*guard),
-            Err(TryLockError::Poisoned(err)) => d.field("data", &&**err.get_ref()),
-            Err(TryLockError::WouldBlock) => d.field("data", &format_args!("<locked>")),
-        };
-        d.field("poisoned", &self.is_poisoned());
-        d.finish_non_exhaustive()
+        guard::debug_lock(f, "Mutex", self.try_lock(), || self.is_poisoned())
     }
 }
 
-impl<T: Default> Default for Mutex<T> {
-    fn default() -> Self {
-        Mutex::new(T::default())
-    }
-}
-
-impl<T> From<T> for Mutex<T> {
-    fn from(t: T) -> Self {
-        Mutex::new(t)
-    }
-}
+guard::lock_from!(Mutex);
 
 /// For shims composed on a `Mutex` (`Barrier`): restarting guarded data.
 impl<T> Mutex<T> {

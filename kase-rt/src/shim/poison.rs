@@ -63,6 +63,61 @@ impl PoisonFlag {
         );
     }
 
+    /// Releases a lock whose guard poisons it on a panic (a mutex's or a
+    /// write lock's): as std, only a panic that started while the lock was
+    /// held (`panicking`: whether the thread was already panicking when it
+    /// locked) poisons it. Outside a model (`object` is `None`),
+    /// `unlock_real` releases the real lock; inside, the release is the
+    /// visible operation `kind` at `location`.
+    pub(crate) fn release(
+        &self,
+        object: Option<ObjectIdx>,
+        panicking: bool,
+        kind: OpKind,
+        location: &'static Location<'static>,
+        unlock_real: impl FnOnce(),
+    ) {
+        let poison = !panicking && std::thread::panicking();
+        match object {
+            None => {
+                if poison {
+                    self.set_real();
+                }
+                unlock_real();
+            }
+            Some(object) => exec::visible(Some(object), kind, location, |e, _| {
+                e.object_mut(object).lock().poisoned |= poison;
+                ((), None)
+            }),
+        }
+    }
+
+    /// A try-lock: outside a model `try_real` (true if it took the real
+    /// lock), inside the visible operation `kind` on the lock `object` at
+    /// the caller's location. Returns the object (`None` outside a model)
+    /// and, if the lock was taken, whether it is poisoned.
+    #[track_caller]
+    pub(crate) fn try_acquire(
+        &self,
+        try_real: impl FnOnce() -> bool,
+        object: impl FnOnce() -> ObjectIdx,
+        kind: OpKind,
+    ) -> (Option<ObjectIdx>, Option<bool>) {
+        if !exec::in_model() {
+            return (None, try_real().then(|| self.real()));
+        }
+        let object = object();
+        let acquired = exec::visible(
+            Some(object),
+            kind,
+            Location::caller(),
+            // The kind as performed (`TryReadLock` becomes `SharedTryLock`
+            // with peeking).
+            |e, action| try_outcome(e, object, action.kind),
+        );
+        (Some(object), acquired)
+    }
+
     /// The flag without a scheduling point, for `&mut self` / `self`
     /// methods (exclusive access: nothing can run concurrently with them).
     pub(crate) fn state(&self, object: impl FnOnce() -> ObjectIdx) -> bool {
@@ -73,6 +128,28 @@ impl PoisonFlag {
             self.real()
         }
     }
+}
+
+/// Takes the lock `object` in a model: the visible operation `kind` at the
+/// caller's location; returns whether the lock is poisoned.
+#[track_caller]
+pub(crate) fn model_acquire(object: ObjectIdx, kind: OpKind) -> bool {
+    exec::visible(Some(object), kind, Location::caller(), |e, _| {
+        (e.object_mut(object).lock().poisoned, None)
+    })
+}
+
+/// A try-lock's result inside the model (the visible operation `kind` on
+/// `object`): `Some(poisoned)` if acquired, with the outcome as the
+/// operation's value.
+fn try_outcome(
+    e: &mut exec::Execution,
+    object: ObjectIdx,
+    kind: OpKind,
+) -> (Option<bool>, Option<u64>) {
+    let state = e.object_mut(object);
+    let acquired = state.try_succeeds(kind).then_some(state.lock().poisoned);
+    (acquired, Some(u64::from(acquired.is_some())))
 }
 
 /// `Ok(guard)`, or `Err` carrying it if the lock is poisoned.

@@ -16,7 +16,8 @@ use parking_lot::lock_api::{RawRwLock as _, RawRwLockDowngrade as _};
 use crate::exec::object::{ObjectDetail, ObjectHandle};
 use crate::exec::{self, ObjectIdx, OpKind};
 
-use super::poison::{lock_result, PoisonFlag};
+use super::guard;
+use super::poison::{lock_result, model_acquire, PoisonFlag};
 
 /// A reader–writer lock, a drop-in for [`std::sync::RwLock`].
 ///
@@ -175,32 +176,18 @@ impl<T: ?Sized> RwLock<T> {
             return lock_result(self.read_guard(None), self.poisoned.real());
         }
         let object = self.model_object();
-        let poisoned = exec::visible(
-            Some(object),
-            OpKind::ReadLock,
-            Location::caller(),
-            |e, _| (e.object_mut(object).lock().poisoned, None),
-        );
+        let poisoned = model_acquire(object, OpKind::ReadLock);
         lock_result(self.read_guard(Some(object)), poisoned)
     }
 
     /// Attempts to take a read lock without blocking.
     #[track_caller]
     pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
-        let (object, acquired) = if !exec::in_model() {
-            let ok = self.raw.try_lock_shared();
-            (None, ok.then(|| self.poisoned.real()))
-        } else {
-            let object = self.model_object();
-            let acquired = exec::visible(
-                Some(object),
-                OpKind::TryReadLock,
-                Location::caller(),
-                // The kind as performed: `SharedTryLock` with peeking.
-                |e, action| try_outcome(e, object, action.kind),
-            );
-            (Some(object), acquired)
-        };
+        let (object, acquired) = self.poisoned.try_acquire(
+            || self.raw.try_lock_shared(),
+            || self.model_object(),
+            OpKind::TryReadLock,
+        );
         match acquired {
             None => Err(TryLockError::WouldBlock),
             Some(poisoned) => {
@@ -221,26 +208,18 @@ impl<T: ?Sized> RwLock<T> {
             return lock_result(self.write_guard(None), self.poisoned.real());
         }
         let object = self.model_object();
-        let poisoned = exec::visible(Some(object), OpKind::Lock, Location::caller(), |e, _| {
-            (e.object_mut(object).lock().poisoned, None)
-        });
+        let poisoned = model_acquire(object, OpKind::Lock);
         lock_result(self.write_guard(Some(object)), poisoned)
     }
 
     /// Attempts to take the write lock without blocking.
     #[track_caller]
     pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
-        let (object, acquired) = if !exec::in_model() {
-            let ok = self.raw.try_lock_exclusive();
-            (None, ok.then(|| self.poisoned.real()))
-        } else {
-            let object = self.model_object();
-            let acquired =
-                exec::visible(Some(object), OpKind::TryLock, Location::caller(), |e, _| {
-                    try_outcome(e, object, OpKind::TryLock)
-                });
-            (Some(object), acquired)
-        };
+        let (object, acquired) = self.poisoned.try_acquire(
+            || self.raw.try_lock_exclusive(),
+            || self.model_object(),
+            OpKind::TryLock,
+        );
         match acquired {
             None => Err(TryLockError::WouldBlock),
             Some(poisoned) => {
@@ -274,42 +253,18 @@ impl<T: ?Sized> RwLock<T> {
     }
 }
 
-/// A try-operation's result inside the model: `Some(poisoned)` if acquired.
-fn try_outcome(
-    e: &mut exec::Execution,
-    object: ObjectIdx,
-    kind: OpKind,
-) -> (Option<bool>, Option<u64>) {
-    let state = e.object_mut(object);
-    let acquired = state.try_succeeds(kind).then_some(state.lock().poisoned);
-    (acquired, Some(u64::from(acquired.is_some())))
-}
-
 impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
     /// Turns the write lock into a read lock without letting a writer in.
     #[track_caller]
     pub fn downgrade(s: Self) -> RwLockReadGuard<'a, T> {
         let s = std::mem::ManuallyDrop::new(s);
         let (lock, object) = (s.lock, s.object);
-        let poison = !s.panicking && std::thread::panicking();
-        match object {
-            None => {
-                if poison {
-                    lock.poisoned.set_real();
-                }
+        let location = Location::caller();
+        lock.poisoned
+            .release(object, s.panicking, OpKind::Downgrade, location, || {
                 // SAFETY: the guard holds the real exclusive lock.
-                unsafe { lock.raw.downgrade() };
-            }
-            Some(object) => exec::visible(
-                Some(object),
-                OpKind::Downgrade,
-                Location::caller(),
-                |e, _| {
-                    e.object_mut(object).lock().poisoned |= poison;
-                    ((), None)
-                },
-            ),
-        }
+                unsafe { lock.raw.downgrade() }
+            });
         lock.read_guard(object)
     }
 }
@@ -332,20 +287,17 @@ impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
 impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
     #[track_caller]
     fn drop(&mut self) {
-        let poison = !self.panicking && std::thread::panicking();
-        match self.object {
-            None => {
-                if poison {
-                    self.lock.poisoned.set_real();
-                }
+        let lock = self.lock;
+        lock.poisoned.release(
+            self.object,
+            self.panicking,
+            OpKind::Unlock,
+            self.locked_at,
+            || {
                 // SAFETY: this guard holds the real exclusive lock.
-                unsafe { self.lock.raw.unlock_exclusive() };
-            }
-            Some(object) => exec::visible(Some(object), OpKind::Unlock, self.locked_at, |e, _| {
-                e.object_mut(object).lock().poisoned |= poison;
-                ((), None)
-            }),
-        }
+                unsafe { lock.raw.unlock_exclusive() }
+            },
+        );
     }
 }
 
@@ -357,11 +309,8 @@ impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
 
     #[track_caller]
     fn deref(&self) -> &T {
-        if let Some(object) = self.object {
-            exec::data_access(object, false, Location::caller());
-        }
         // SAFETY: a read lock is held: no writer has `&mut T`.
-        unsafe { &*self.lock.data.get() }
+        unsafe { &*guard::data(self.object, false, &self.lock.data) }
     }
 }
 
@@ -370,70 +319,25 @@ impl<T: ?Sized> Deref for RwLockWriteGuard<'_, T> {
 
     #[track_caller]
     fn deref(&self) -> &T {
-        if let Some(object) = self.object {
-            exec::data_access(object, false, Location::caller());
-        }
         // SAFETY: the write lock is held: no one else accesses the data.
-        unsafe { &*self.lock.data.get() }
+        unsafe { &*guard::data(self.object, false, &self.lock.data) }
     }
 }
 
 impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
     #[track_caller]
     fn deref_mut(&mut self) -> &mut T {
-        if let Some(object) = self.object {
-            exec::data_access(object, true, Location::caller());
-        }
         // SAFETY: the write lock is held: no one else accesses the data.
-        unsafe { &mut *self.lock.data.get() }
+        unsafe { &mut *guard::data(self.object, true, &self.lock.data) }
     }
 }
 
-impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLockReadGuard<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&**self, f)
-    }
-}
-
-impl<T: ?Sized + fmt::Display> fmt::Display for RwLockReadGuard<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        (**self).fmt(f)
-    }
-}
-
-impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLockWriteGuard<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&**self, f)
-    }
-}
-
-impl<T: ?Sized + fmt::Display> fmt::Display for RwLockWriteGuard<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        (**self).fmt(f)
-    }
-}
+guard::guard_fmt!(RwLockReadGuard, RwLockWriteGuard);
 
 impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("RwLock");
-        match self.try_read() {
-            Ok(guard) => d.field("data", &&*guard),
-            Err(TryLockError::Poisoned(err)) => d.field("data", &&**err.get_ref()),
-            Err(TryLockError::WouldBlock) => d.field("data", &format_args!("<locked>")),
-        };
-        d.field("poisoned", &self.is_poisoned());
-        d.finish_non_exhaustive()
+        guard::debug_lock(f, "RwLock", self.try_read(), || self.is_poisoned())
     }
 }
 
-impl<T: Default> Default for RwLock<T> {
-    fn default() -> Self {
-        RwLock::new(T::default())
-    }
-}
-
-impl<T> From<T> for RwLock<T> {
-    fn from(t: T) -> Self {
-        RwLock::new(t)
-    }
-}
+guard::lock_from!(RwLock);
