@@ -354,15 +354,15 @@ impl Execution {
         let thread = self.thread_mut(t);
         thread.events += 1;
         clock.set(t, thread.events);
-        thread.clock = clock.clone();
+        thread.clock.clone_from(&clock);
         if let Some(call) = thread.call.as_mut() {
             call.object = call.object.or(action.object);
         }
-        let call = thread.call;
+        let call = thread.call.map(Box::new);
         if let Some(object) = action.object {
             self.objects[object.0 as usize]
                 .dependence
-                .record(clock.clone(), access);
+                .record_clock(&clock, access);
         }
         self.events.push(Event {
             action,

@@ -36,8 +36,9 @@ pub struct Event {
     /// The stack at the operation, captured (unresolved) only with
     /// `KASE_BACKTRACE=1`.
     pub backtrace: Option<Box<backtrace::Backtrace>>,
-    /// The user-level operation of a shim it is part of, for reports.
-    pub call: Option<Call>,
+    /// The user-level operation of a shim it is part of, for reports
+    /// (boxed: most events are part of none, and events are many).
+    pub call: Option<Box<Call>>,
 }
 
 /// Why an execution stopped early.

@@ -35,6 +35,7 @@ pub(super) fn explore(
     explorer.set_deadline(config.max_duration.map(|max| start + max));
     // Signs that kase cannot see the model, from its first execution.
     let mut unseen = Vec::new();
+    let test = config.test.as_ref().map(|t| t.full_name());
     loop {
         if let Some(max) = config
             .max_executions
@@ -48,7 +49,7 @@ pub(super) fn explore(
             break;
         }
         let deadline = config.max_duration.map(|max| start + max);
-        let os_threads = (report.executions == 0).then(OsThreads::now);
+        let os_threads = (report.executions == 0).then(|| OsThreads::first_of(test.as_deref()));
         let Some(mut outcome) = runner.execute_until(&mut *explorer, deadline) else {
             // An execution still running at the deadline: cut, not counted.
             let max = config.max_duration.unwrap_or_default();

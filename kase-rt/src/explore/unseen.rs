@@ -49,9 +49,24 @@ struct Marked {
 }
 
 impl OsThreads {
-    /// Marks the current thread.
-    pub(super) fn now() -> Self {
-        OsThreads(mark())
+    /// Marks the current thread, if this is the first exploration of its
+    /// test (`test`, else the OS thread's name, which libtest sets to the
+    /// test's) in this process. Marking and scanning `/proc` cost about
+    /// 50 µs, ten times what a small exploration costs to start, so a test
+    /// that explores many models (generated programs, parametrised cases)
+    /// pays for it once.
+    pub(super) fn first_of(test: Option<&str>) -> Self {
+        static CHECKED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+            std::sync::Mutex::new(std::collections::BTreeSet::new());
+        let current = std::thread::current();
+        let Some(key) = test.or(current.name()) else {
+            return OsThreads(mark());
+        };
+        let first = CHECKED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(key.to_owned());
+        OsThreads(if first { mark() } else { None })
     }
 
     /// The warning if threads started since [`now`](Self::now) are still
