@@ -471,7 +471,7 @@ impl Explorer for Por {
                 self.add_to_d(unit);
             }
             let clue = unit.and_then(|unit| self.alternative(self.tree.nodes.len() - 1, unit));
-            if self.budget.was_hit() || self.budget.expired() {
+            if self.budget.expired() {
                 // Out of time while searching: the state is half-updated,
                 // but the exploration ends here, reported incomplete.
                 return Ok(false);
