@@ -1,11 +1,15 @@
-//! Spin loops end: a thread that yields after only reading one object waits
+//! Spin loops end without losing a path: a thread that yields in a state it
+//! was in at an earlier yield, having only read one object since, waits
 //! until another thread modifies it, so spin locks and flag waits are
-//! explored completely instead of running into `max_steps`.
+//! explored completely instead of running into `max_steps`; a yield outside
+//! a loop never waits, and a loop whose state changes (a bounded spin) is
+//! explored iteration by iteration (`kase-rt/src/exec/spin`).
 
 use kase::hint::spin_loop;
 use kase::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
-use kase::sync::Arc;
-use kase::{thread, Builder, FailureKind, Report};
+use kase::sync::{Arc, Mutex, RwLock};
+use kase::{thread, Builder, FailureKind, Report, Strategy};
+use std::time::Duration;
 
 use crate::common::optimal;
 
@@ -141,4 +145,202 @@ fn two_spinners_wait_for_one_release() {
             h.join().unwrap();
         }
     });
+}
+
+/// Runs `model` under POR and the oracle, with and without peeking: all four
+/// find the same failure kind (or none), and every exploration completes.
+fn everywhere<F: Fn() + Sync>(model: F) -> Option<FailureKind> {
+    let mut kinds = Vec::new();
+    for strategy in [Strategy::Por, Strategy::Exhaustive] {
+        for peeking in [false, true] {
+            let report = Builder::new()
+                .strategy(strategy)
+                .peeking(peeking)
+                .max_steps(5_000)
+                .explore(&model);
+            if report.failure().is_none() {
+                assert!(
+                    report.complete(),
+                    "{strategy:?} peeking {peeking}: {report}"
+                );
+            }
+            kinds.push((strategy, peeking, report.failure().map(|f| f.kind())));
+        }
+    }
+    let first = kinds[0].2;
+    assert!(
+        kinds.iter().all(|k| k.2 == first),
+        "explorers disagree: {kinds:?}"
+    );
+    first
+}
+
+#[test]
+fn a_yield_sleep_or_hint_outside_a_loop_never_waits() {
+    // Nobody ever writes what main read before it yields: the yield
+    // returns all the same (a first yield has no earlier state to repeat).
+    assert_eq!(
+        everywhere(|| {
+            let x = AtomicUsize::new(0);
+            x.load(SeqCst);
+            thread::yield_now();
+        }),
+        None
+    );
+    assert_eq!(
+        everywhere(|| {
+            let m = Mutex::new(1);
+            let v = *m.lock().unwrap();
+            thread::yield_now();
+            assert_eq!(v, 1);
+        }),
+        None
+    );
+    assert_eq!(
+        everywhere(|| {
+            let r = RwLock::new(1);
+            let _ = *r.read().unwrap();
+            thread::sleep(Duration::from_millis(1));
+            spin_loop();
+        }),
+        None
+    );
+}
+
+#[test]
+fn a_bounded_spins_give_up_path_is_explored() {
+    // The spinner tries three times, then gives up, although the flag will
+    // be set: its counter changes, so no iteration is a repetition.
+    for pause in [spin_loop as fn(), thread::yield_now, || {
+        thread::sleep(Duration::from_millis(1))
+    }] {
+        let kind = everywhere(move || {
+            let flag = Arc::new(AtomicBool::new(false));
+            let f = flag.clone();
+            let t = thread::spawn(move || f.store(true, SeqCst));
+            let mut saw = false;
+            for _ in 0..3 {
+                if flag.load(SeqCst) {
+                    saw = true;
+                    break;
+                }
+                pause();
+            }
+            t.join().unwrap();
+            assert!(saw, "gave up before the flag was set");
+        });
+        assert_eq!(kind, Some(FailureKind::Panic));
+    }
+}
+
+#[test]
+fn the_lost_wakeup_behind_a_spin_then_park_is_found() {
+    // An event: the waiter spins a little, then parks. The notifier sets
+    // the flag and unparks only if the waiter announced itself; the waiter
+    // announces itself *after* checking the flag, so the wakeup can be lost
+    // (the fix is to announce, then re-check). Finding it takes the spin's
+    // give-up path while the notifier could still run.
+    let kind = everywhere(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let waiting = Arc::new(AtomicBool::new(false));
+        let (f, w) = (flag.clone(), waiting.clone());
+        let waiter = thread::current();
+        let notifier = thread::spawn(move || {
+            f.store(true, SeqCst);
+            if w.load(SeqCst) {
+                waiter.unpark();
+            }
+        });
+        let mut ready = false;
+        for _ in 0..2 {
+            if flag.load(SeqCst) {
+                ready = true;
+                break;
+            }
+            spin_loop();
+        }
+        if !ready && !flag.load(SeqCst) {
+            waiting.store(true, SeqCst);
+            thread::park();
+        }
+        notifier.join().unwrap();
+    });
+    assert_eq!(kind, Some(FailureKind::Deadlock));
+}
+
+#[test]
+fn a_spin_over_a_mutex_ends_with_and_without_peeking() {
+    let model = || {
+        let ready = Arc::new(Mutex::new(false));
+        let r = ready.clone();
+        let t = thread::spawn(move || *r.lock().unwrap() = true);
+        while !*ready.lock().unwrap() {
+            thread::yield_now();
+        }
+        t.join().unwrap();
+    };
+    assert_eq!(everywhere(model), None);
+    optimal(model);
+    // The writer's section before the first read, after it, or after the
+    // second: the state at the first yield may still differ from later ones
+    // (what the code before the loop left in registers), so the wait can
+    // start one iteration late.
+    for peeking in [false, true] {
+        let report = Builder::new().peeking(peeking).explore(model);
+        assert!(report.executions() <= 4, "peeking {peeking}: {report}");
+    }
+}
+
+#[test]
+fn a_loop_that_writes_what_its_lock_guards_is_not_a_spin() {
+    // Without peeking the writes through the guard are no events; they
+    // still make each iteration new, so the loop runs to its end.
+    assert_eq!(
+        everywhere(|| {
+            let m = Mutex::new(0);
+            loop {
+                let mut g = m.lock().unwrap();
+                *g += 1;
+                if *g > 3 {
+                    break;
+                }
+                drop(g);
+                thread::yield_now();
+            }
+        }),
+        None
+    );
+}
+
+#[test]
+fn a_spin_nobody_can_end_is_reported_at_once_naming_what_it_waits_for() {
+    // Two atomics per iteration: not a wait (the explorers order a yield
+    // after one object's writes), but with nothing else able to run the
+    // repetition is certain.
+    let report = Builder::new().max_steps(1_000_000).explore(|| {
+        let (a, b) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        while a.load(SeqCst) + b.load(SeqCst) == 0 {
+            thread::yield_now();
+        }
+    });
+    let failure = report.failure().expect("the spin never ends");
+    assert_eq!(failure.kind(), FailureKind::Deadlock, "{failure}");
+    let text = failure.to_string();
+    assert!(text.contains("main spins at"), "{text}");
+    assert!(
+        text.contains("atomic#") && text.contains(" or atomic#"),
+        "{text}"
+    );
+    assert!(failure.steps() < 20, "{failure}");
+
+    // A loop that reads nothing at all can never end either.
+    let report = Builder::new().explore(|| loop {
+        thread::yield_now();
+    });
+    let failure = report.failure().expect("the loop never ends");
+    assert_eq!(failure.kind(), FailureKind::Deadlock, "{failure}");
+    assert!(
+        failure.to_string().contains("it never leaves its loop"),
+        "{failure}"
+    );
 }

@@ -71,13 +71,17 @@ fn relocking_a_held_mutex_is_a_deadlock() {
 
 #[test]
 fn endless_spinning_is_a_livelock_at_max_steps() {
-    // A spin on one object waits for a change (tests/exploration/spin_loops.rs); one that
-    // reads two objects per iteration is bounded by max_steps only.
+    // A spin that repeats its state waits or is a deadlock at once
+    // (tests/exploration/spin_loops.rs); one whose state keeps changing is
+    // bounded by max_steps only.
     let report = Builder::new().max_steps(200).explore(|| {
-        let (a, b) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        while a.load(SeqCst) + b.load(SeqCst) == 0 {
+        let a = AtomicUsize::new(0);
+        let mut rounds = 0u64;
+        while a.load(SeqCst) == 0 {
+            rounds += 1;
             thread::yield_now();
         }
+        std::hint::black_box(rounds);
     });
     let failure = report.failure().expect("spins forever");
     assert_eq!(failure.kind(), FailureKind::Livelock);

@@ -85,8 +85,13 @@ pub enum Releases {
 /// What a spinning thread makes of an operation (`exec/spin.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SpinRole {
-    /// It counts as an access of its object.
+    /// It counts as an access of its object: a read, or a modification
+    /// that ends any spin.
     Counts,
+    /// Its thread's own lock operation: a read of the lock for spinning (the
+    /// lock is as it was once released; only another thread's operation
+    /// changes what it guards).
+    LockOp,
     /// It tells a spinning thread nothing (a pure section's lock and
     /// unlock: it waits for the data it read to change).
     Ignored,
@@ -197,20 +202,32 @@ impl OpKind {
             OpKind::Store => row(W, "store").memory(),
             OpKind::Rmw => row(W, "read-modify-write").memory(),
             OpKind::CompareExchange => row(W, "compare_exchange").memory(),
-            OpKind::Fence => row(W, "fence").silent().untagged(),
+            OpKind::Fence => row(W, "fence").silent().untagged().spin(SpinRole::Ignored),
             // Mutexes (and RwLocks in write mode).
-            OpKind::Lock => row(W, "lock").acquires(A::ReleaseAndReaders),
+            OpKind::Lock => row(W, "lock")
+                .acquires(A::ReleaseAndReaders)
+                .spin(SpinRole::LockOp),
             OpKind::TryLock => row(W, "try_lock")
                 .try_op()
-                .acquires(A::ReleaseAndReadersIfSucceeds),
-            OpKind::Unlock => row(W, "unlock").releases(Rel::Replace),
+                .acquires(A::ReleaseAndReadersIfSucceeds)
+                .spin(SpinRole::LockOp),
+            OpKind::Unlock => row(W, "unlock")
+                .releases(Rel::Replace)
+                .spin(SpinRole::LockOp),
             OpKind::IsPoisoned => row(R, "is_poisoned"),
             OpKind::ClearPoison => row(W, "clear_poison"),
             // RwLocks in read mode.
-            OpKind::ReadLock => row(R, "read").acquires(A::Release),
-            OpKind::TryReadLock => row(R, "try_read").try_op().acquires(A::ReleaseIfSucceeds),
-            OpKind::ReadUnlock => row(R, "read unlock").releases(Rel::ToWriters),
-            OpKind::Downgrade => row(W, "downgrade").releases(Rel::Replace),
+            OpKind::ReadLock => row(R, "read").acquires(A::Release).spin(SpinRole::LockOp),
+            OpKind::TryReadLock => row(R, "try_read")
+                .try_op()
+                .acquires(A::ReleaseIfSucceeds)
+                .spin(SpinRole::LockOp),
+            OpKind::ReadUnlock => row(R, "read unlock")
+                .releases(Rel::ToWriters)
+                .spin(SpinRole::LockOp),
+            OpKind::Downgrade => row(W, "downgrade")
+                .releases(Rel::Replace)
+                .spin(SpinRole::LockOp),
             // Threads.
             OpKind::Spawn => row(W, "spawn").silent().untagged(),
             OpKind::Join => row(R, "join").acquires(A::Release),
@@ -235,7 +252,8 @@ impl OpKind {
             OpKind::Upgrade => row(W, "critical section continues")
                 .silent()
                 .pure(P::End)
-                .acquires(A::ReleaseAndReaders),
+                .acquires(A::ReleaseAndReaders)
+                .spin(SpinRole::LockOp),
             OpKind::DataRead => row(R, "read").silent().memory(),
             OpKind::DataWrite => row(W, "write").silent().memory(),
             OpKind::PeekReadLock => row(R, "read").pure(P::Start).acquires(A::Release),
@@ -243,10 +261,18 @@ impl OpKind {
                 .pure(P::End)
                 .releases(Rel::ToWriters)
                 .spin(SpinRole::Ignored),
-            OpKind::ReadUpgrade => row(W, "read section continues").silent().pure(P::End),
-            OpKind::SharedLock => row(W, "read").acquires(A::Release),
-            OpKind::SharedTryLock => row(W, "try_read").try_op().acquires(A::ReleaseIfSucceeds),
-            OpKind::SharedUnlock => row(W, "read unlock").releases(Rel::ToWriters),
+            OpKind::ReadUpgrade => row(W, "read section continues")
+                .silent()
+                .pure(P::End)
+                .spin(SpinRole::LockOp),
+            OpKind::SharedLock => row(W, "read").acquires(A::Release).spin(SpinRole::LockOp),
+            OpKind::SharedTryLock => row(W, "try_read")
+                .try_op()
+                .acquires(A::ReleaseIfSucceeds)
+                .spin(SpinRole::LockOp),
+            OpKind::SharedUnlock => row(W, "read unlock")
+                .releases(Rel::ToWriters)
+                .spin(SpinRole::LockOp),
         }
     }
 

@@ -24,7 +24,15 @@ fn thread_body<'a>(thread: ThreadIdx, body: Box<dyn FnOnce() + 'a>) -> Body<'a> 
         // this thread runs, i.e. while `suspender` is alive.
         let erased: *const (dyn Suspend + 'static) =
             unsafe { std::mem::transmute(suspender as *const dyn Suspend) };
-        super::with(|e| e.thread_mut(thread).suspender = Some(erased));
+        // The outermost frame of the body: fingerprints of the thread's
+        // state at yields hash its stack up to here (exec/spin).
+        let top = 0u8;
+        let stack_top = std::ptr::addr_of!(top) as usize;
+        super::with(|e| {
+            let state = e.thread_mut(thread);
+            state.suspender = Some(erased);
+            state.stack_top = stack_top;
+        });
         let body = move || {
             // Its `thread_local!` values are destroyed when the closure
             // returns (or unwinds), in this thread, before its exit event.
@@ -158,7 +166,10 @@ pub(crate) fn run(
                 break;
             }
             e.enabled_threads(&mut enabled);
-            if enabled.is_empty() {
+            // Threads that can only repeat a spin iteration that changes
+            // nothing make no progress either (exec/spin).
+            let stuck = enabled.iter().all(|&t| e.spins_unchanged(t));
+            if enabled.is_empty() || stuck {
                 let blocked: Vec<_> = e
                     .threads
                     .iter()
@@ -168,7 +179,8 @@ pub(crate) fn run(
                 if blocked.is_empty() {
                     e.check_arcs();
                 } else {
-                    e.fault = Some(Fault::Deadlock { blocked });
+                    let spinning = e.spinning();
+                    e.fault = Some(Fault::Deadlock { blocked, spinning });
                 }
                 break;
             }

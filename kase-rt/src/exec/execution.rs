@@ -25,7 +25,7 @@ use super::object::{ObjectDetail, ObjectHandle, ObjectState};
 use super::panic;
 use super::peek::Sections;
 use super::scheduler::{Event, Fault, Limits};
-use super::spin::SpinTrack;
+use super::spin::SpinWait;
 use super::thread::{Pending, ThreadInterner, ThreadState};
 use super::watchdog::Watch;
 
@@ -189,18 +189,19 @@ impl Execution {
     }
 
     fn is_enabled(&self, pending: &Pending) -> bool {
+        if pending.action.kind == OpKind::Yield {
+            // A spinning thread waits for a modification it has not seen.
+            return match &self.thread(pending.action.thread).wait {
+                SpinWait::On { object, seen } => {
+                    self.objects[object.0 as usize].modifications > *seen
+                }
+                SpinWait::Forever => false,
+                SpinWait::No | SpinWait::Several(_) => true,
+            };
+        }
         let Some(object) = pending.action.object else {
             return true;
         };
-        if pending.action.kind == OpKind::Yield {
-            // A spinning thread waits for a modification it has not seen.
-            let seen = self
-                .thread(pending.action.thread)
-                .spin
-                .waits_on()
-                .map_or(0, |(_, n)| n);
-            return self.objects[object.0 as usize].modifications > seen;
-        }
         self.objects[object.0 as usize].enabled(pending.action.kind, pending.action.thread)
     }
 
@@ -231,12 +232,14 @@ impl Execution {
         } else {
             kind
         };
-        let spins_on = (kind == OpKind::Yield && !self.teardown)
-            .then(|| self.thread(self.current).spin.waits_on())
-            .flatten();
+        let spins_on = if kind == OpKind::Yield && !self.teardown {
+            self.spin_wait(location)
+        } else {
+            None
+        };
         let action = Action {
             thread: self.current,
-            object: spins_on.map(|(o, _)| o).or(object),
+            object: spins_on.or(object),
             kind,
         };
         let pending = Pending { action, location };
@@ -279,6 +282,7 @@ impl Execution {
         if !switch && !self.is_enabled(&pending) && self.fault.is_none() {
             self.fault = Some(Fault::Deadlock {
                 blocked: vec![(action, location, self.thread(action.thread).call)],
+                spinning: Vec::new(),
             });
         }
         let thread = self.thread_mut(action.thread);
@@ -405,11 +409,81 @@ impl Execution {
             obj.modifications += u64::from(modified);
             mods = obj.modifications;
         }
-        let spin = &mut self.thread_mut(t).spin;
-        match action.kind.props().spin {
-            SpinRole::Yield => *spin = SpinTrack::Nothing,
-            SpinRole::Ignored => {}
-            SpinRole::Counts => spin.record(action.object, action.kind, modified, mods),
+        let thread = self.thread_mut(t);
+        match (action.kind.props().spin, action.object, modified) {
+            (SpinRole::Yield, ..) => thread.wait = SpinWait::No,
+            (SpinRole::Ignored, ..) | (SpinRole::Counts, None, false) => {}
+            (SpinRole::Counts, Some(object), false) => thread.spin.read(object, mods),
+            (SpinRole::LockOp, Some(object), _) => thread.spin.lock_op(object, mods, modified),
+            (SpinRole::Counts | SpinRole::LockOp, ..) => thread.spin.modified(),
+        }
+    }
+
+    /// Decides what the current thread's yield at `location` waits for
+    /// (`exec/spin`): returns the object it waits on, if one.
+    fn spin_wait(&mut self, location: &'static Location<'static>) -> Option<ObjectIdx> {
+        let thread = self.thread_mut(self.current);
+        let fp = thread.fingerprint.take().unwrap_or_else(|| {
+            // Without a captured state (a yield from kase's own code): the
+            // location alone, as if the loop kept no state of its own.
+            location as *const Location<'static> as u64
+        });
+        thread.wait = thread.spin.at_yield(fp);
+        match thread.wait {
+            SpinWait::On { object, .. } => Some(object),
+            _ => None,
+        }
+    }
+
+    /// The current thread wrote shared state without an event (data through
+    /// a lock guard without peeking, a tracked cell, a `thread_local!`): no
+    /// iteration before this repeats itself.
+    pub(crate) fn note_unseen_write(&mut self) {
+        if !self.teardown {
+            self.thread_mut(self.current).spin.modified();
+        }
+    }
+
+    /// Records the fingerprint of the current thread's state for the yield
+    /// it is about to announce.
+    pub(crate) fn set_fingerprint(
+        &mut self,
+        state: &super::spin::fingerprint::CallerState,
+        location: &'static Location<'static>,
+    ) {
+        let thread = self.thread_mut(self.current);
+        let fp = state.fingerprint(thread.stack_top, location);
+        thread.fingerprint = Some(fp);
+    }
+
+    /// The threads whose pending yield waits (`exec/spin`), with what each
+    /// waits for another thread to change.
+    pub(crate) fn spinning(&self) -> Vec<(ThreadIdx, Vec<ObjectIdx>)> {
+        let waiting = |t: &ThreadState| {
+            let yielding = t.pending.is_some_and(|p| p.action.kind == OpKind::Yield);
+            let objects = match &t.wait {
+                SpinWait::On { object, .. } => vec![*object],
+                SpinWait::Forever => Vec::new(),
+                SpinWait::Several(objects) => objects.iter().map(|&(o, _)| o).collect(),
+                SpinWait::No => return None,
+            };
+            yielding.then_some((t.idx, objects))
+        };
+        self.threads.iter().flatten().filter_map(waiting).collect()
+    }
+
+    /// Whether thread `t` is spinning in a cycle over several objects none
+    /// of which changed since: running it changes nothing (`exec/spin`).
+    pub(crate) fn spins_unchanged(&self, t: ThreadIdx) -> bool {
+        let thread = self.thread(t);
+        let yielding = thread
+            .pending
+            .is_some_and(|p| p.action.kind == OpKind::Yield);
+        match &thread.wait {
+            SpinWait::Several(objects) if yielding => objects
+                .iter()
+                .all(|&(o, seen)| self.objects[o.0 as usize].modifications == seen),
+            _ => false,
         }
     }
 

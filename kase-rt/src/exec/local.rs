@@ -98,9 +98,12 @@ impl Locals {
     }
 }
 
-/// Runs `f` on the locals of the model thread running now.
+/// Runs `f` on the locals of the model thread running now. The caller gets
+/// at a `thread_local!` value it may change without an event, so a spin
+/// iteration that touched one is not taken for a repetition (exec/spin).
 pub(crate) fn with_current<R>(f: impl FnOnce(&mut Locals) -> R) -> R {
     super::with(|e| {
+        e.note_unseen_write();
         let t = e.current();
         f(&mut e.thread_mut(t).locals)
     })

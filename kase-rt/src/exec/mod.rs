@@ -39,6 +39,7 @@ pub use execution::Execution;
 pub use hb::CellAccess;
 pub(crate) use scheduler::{ChoicePoint, Outcome, Scheduler, Stop};
 pub use scheduler::{Event, Fault};
+pub(crate) use spin::fingerprint::CallerState;
 
 scoped_tls::scoped_thread_local!(static EXECUTION: RefCell<Execution>);
 
@@ -75,7 +76,18 @@ pub(crate) fn object_then(
 /// the data (never a scheduling point); otherwise nothing: the lock orders
 /// such accesses.
 pub(crate) fn data_access(lock: ObjectIdx, write: bool, location: &'static Location<'static>) {
-    let Some(data) = with(|e| e.peeking().then(|| e.lock_data(lock))) else {
+    let data = with(|e| {
+        if e.peeking() {
+            Some(e.lock_data(lock))
+        } else {
+            if write {
+                // Not an event, but it ends any spin (exec/spin).
+                e.note_unseen_write();
+            }
+            None
+        }
+    });
+    let Some(data) = data else {
         return;
     };
     let kind = if write {
@@ -102,4 +114,15 @@ pub(crate) fn visible<R>(
         unsafe { (*suspender).suspend() };
     }
     with(|e| e.perform(effect))
+}
+
+/// A yield (`yield_now`, `spin_loop`, `sleep`) at `location`: a scheduling
+/// point where a spinning thread may wait (`exec/spin`). `caller` is the
+/// yielding frame's state, captured by an `#[inline(always)]` shim.
+pub(crate) fn yield_point(
+    caller: &spin::fingerprint::CallerState,
+    location: &'static Location<'static>,
+) {
+    with(|e| e.set_fingerprint(caller, location));
+    visible(None, OpKind::Yield, location, |_, _| ((), None));
 }

@@ -10,7 +10,7 @@ use std::any::Any;
 use std::panic::Location;
 use std::sync::Arc;
 
-use super::action::{Action, ObjectKind, ThreadIdx};
+use super::action::{Action, ObjectIdx, ObjectKind, ThreadIdx};
 use super::call::Call;
 use super::clock::VectorClock;
 use super::execution::Execution;
@@ -57,6 +57,10 @@ pub enum Fault {
         /// What each blocked thread waits to do, and the user-level
         /// operation of a shim it waits in.
         blocked: Vec<(Action, &'static Location<'static>, Option<Call>)>,
+        /// The blocked threads that are spinning (`exec/spin`): each is back
+        /// in a state it was in at an earlier yield, and waits for another
+        /// thread to change one of these objects (none: nothing can).
+        spinning: Vec<(ThreadIdx, Vec<ObjectIdx>)>,
     },
     /// The execution exceeded `max_steps` visible operations.
     Livelock {
@@ -97,7 +101,7 @@ impl std::fmt::Debug for Fault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Fault::Panic { thread, info, .. } => write!(f, "Panic({thread}: {})", info.message),
-            Fault::Deadlock { blocked } => write!(f, "Deadlock({} blocked)", blocked.len()),
+            Fault::Deadlock { blocked, .. } => write!(f, "Deadlock({} blocked)", blocked.len()),
             Fault::Livelock { steps } => write!(f, "Livelock({steps})"),
             Fault::DataRace { earlier, later } => write!(
                 f,

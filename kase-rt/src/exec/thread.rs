@@ -11,7 +11,7 @@ use super::continuation::Suspend;
 use super::hb::ThreadHb;
 use super::local::Locals;
 use super::peek::ThreadPeek;
-use super::spin::SpinTrack;
+use super::spin::{SpinTrack, SpinWait};
 
 /// Names threads by spawn path: the `k`-th child of a parent is the same
 /// logical thread in every execution, whatever ran in between.
@@ -73,8 +73,14 @@ pub(crate) struct ThreadState {
     pub park: Option<ObjectIdx>,
     /// Its happens-before clocks.
     pub hb: ThreadHb,
-    /// What it did since its last yield (is it spinning?).
+    /// What it did since its last modification (is it spinning?).
     pub spin: SpinTrack,
+    /// What its pending yield waits for (`exec/spin`).
+    pub wait: SpinWait,
+    /// The fingerprint of its state at the yield it is about to announce.
+    pub fingerprint: Option<u64>,
+    /// The address its body's outermost frame starts at (for fingerprints).
+    pub stack_top: usize,
     /// Its `thread_local!` values.
     pub locals: Locals,
     /// Critical-section peeking: its pure part and the locks it holds.
@@ -96,7 +102,10 @@ impl ThreadState {
             suspender: None,
             park: None,
             hb: ThreadHb::new(idx, &VectorClock::new()),
-            spin: SpinTrack::Nothing,
+            spin: SpinTrack::default(),
+            wait: SpinWait::No,
+            fingerprint: None,
+            stack_top: 0,
             locals: Locals::default(),
             peek: ThreadPeek::default(),
             call: None,

@@ -127,6 +127,7 @@ pub const ATOMIC_USIZE_INIT: AtomicUsize = AtomicUsize::new(0);
 /// [`hint::spin_loop`](crate::hint::spin_loop), a scheduling point in a model.
 #[deprecated(since = "1.51.0", note = "use hint::spin_loop instead")]
 #[track_caller]
+#[inline(always)] // the spin rule fingerprints the caller's frame (exec/spin)
 pub fn spin_loop_hint() {
     crate::shim::hint::spin_loop();
 }

@@ -119,6 +119,10 @@ impl<T: ?Sized> UnsafeCell<T> {
                 || ObjectDetail::Cell(CellState::default()),
                 || {},
             );
+            if write {
+                // Not always an event, but it ends any spin (exec/spin).
+                e.note_unseen_write();
+            }
             (object, e.in_pure_part())
         });
         if pure {

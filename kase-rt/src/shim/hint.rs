@@ -2,14 +2,16 @@
 
 use std::panic::Location;
 
-use crate::exec::{self, OpKind};
+use crate::exec;
 
 /// Signals a spin-wait loop, like [`std::hint::spin_loop`]; in a model, a
 /// scheduling point where any other thread may run.
 #[track_caller]
+#[inline(always)] // the spin rule fingerprints the caller's frame (exec/spin)
 pub fn spin_loop() {
     if exec::in_model() {
-        exec::visible(None, OpKind::Yield, Location::caller(), |_, _| ((), None));
+        let caller = exec::CallerState::capture();
+        exec::yield_point(&caller, Location::caller());
     } else {
         std::hint::spin_loop();
     }

@@ -252,9 +252,11 @@ pub fn current() -> Thread {
 /// Gives up the processor, like [`std::thread::yield_now`]; in a model, a
 /// scheduling point where any other thread may run.
 #[track_caller]
+#[inline(always)] // the spin rule fingerprints the caller's frame (exec/spin)
 pub fn yield_now() {
     if exec::in_model() {
-        exec::visible(None, OpKind::Yield, Location::caller(), |_, _| ((), None));
+        let caller = exec::CallerState::capture();
+        exec::yield_point(&caller, Location::caller());
     } else {
         std::thread::yield_now();
     }
@@ -286,9 +288,11 @@ pub fn yield_now() {
 /// assert!(report.failure().is_some());
 /// ```
 #[track_caller]
+#[inline(always)] // the spin rule fingerprints the caller's frame (exec/spin)
 pub fn sleep(dur: Duration) {
     if exec::in_model() {
-        exec::visible(None, OpKind::Yield, Location::caller(), |_, _| ((), None));
+        let caller = exec::CallerState::capture();
+        exec::yield_point(&caller, Location::caller());
     } else {
         std::thread::sleep(dur);
     }
@@ -298,6 +302,7 @@ pub fn sleep(dur: Duration) {
 /// [`std::thread::sleep_ms`] (kept so that rewritten code using it compiles).
 #[deprecated(since = "1.6.0", note = "replaced by `std::thread::sleep`")]
 #[track_caller]
+#[inline(always)] // the spin rule fingerprints the caller's frame (exec/spin)
 pub fn sleep_ms(ms: u32) {
     sleep(Duration::from_millis(u64::from(ms)));
 }

@@ -5,8 +5,9 @@ use super::names::location;
 use super::types::Step;
 use super::{Failure, FailureKind, Names};
 use crate::exec::error::{is_internal, UsageError};
-use crate::exec::{Event, Fault, OpKind};
+use crate::exec::{Event, Fault, ObjectIdx, OpKind};
 use crate::report::Schedule;
+use std::panic::Location;
 
 /// The frames of `backtrace` in user code, innermost first: kase's own,
 /// std's and the coroutine library's frames are left out.
@@ -80,11 +81,14 @@ impl Failure {
                 let headline = format!("{} panicked{at}:", names.thread(thread));
                 (FailureKind::Panic, headline, vec![info.message.clone()], Some(info.message), Some(payload))
             }
-            Fault::Deadlock { blocked } => {
+            Fault::Deadlock { blocked, spinning } => {
                 let details = blocked
                     .iter()
                     .map(|(action, at, call)| {
                         let thread = names.thread(action.thread);
+                        if let Some((_, objects)) = spinning.iter().find(|(t, _)| *t == action.thread) {
+                            return spin_detail(&names, &thread, at, objects);
+                        }
                         match call {
                             Some(call) => format!(
                                 "{thread} is blocked in {} at {}",
@@ -291,4 +295,27 @@ fn internal_details(message: &str) -> Vec<String> {
             env!("CARGO_PKG_VERSION")
         ),
     ]
+}
+
+/// A spinning thread in a deadlock: why its yield waits, and for what.
+fn spin_detail(
+    names: &Names<'_>,
+    thread: &str,
+    at: &Location<'static>,
+    objects: &[ObjectIdx],
+) -> String {
+    let head = format!(
+        "{thread} spins at {} without progress: it is back in a state it was in at an earlier \
+         yield, having only read since,",
+        location(at)
+    );
+    if objects.is_empty() {
+        format!("{head} and it read nothing another thread can change: it never leaves its loop")
+    } else {
+        let objects: Vec<String> = objects.iter().map(|&o| names.object_name(o)).collect();
+        format!(
+            "{head} so it waits for another thread to change {}, and no thread that can run will",
+            objects.join(" or ")
+        )
+    }
 }

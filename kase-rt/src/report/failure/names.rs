@@ -48,13 +48,18 @@ impl Names<'_> {
     }
 
     fn object(&self, action: &Action) -> String {
-        match action.object {
-            None => String::new(),
-            Some(o) => match self.objects.get(o.0 as usize) {
-                Some(ObjectKind::Cell) => format!("cell#{}", o.0),
-                Some(ObjectKind::Thread) | None => format!("object#{}", o.0),
-                Some(kind) => format!("{}#{}", format!("{kind:?}").to_ascii_lowercase(), o.0),
-            },
+        action
+            .object
+            .map(|o| self.object_name(o))
+            .unwrap_or_default()
+    }
+
+    /// An object's name in a report (`atomic#3`).
+    pub(crate) fn object_name(&self, o: ObjectIdx) -> String {
+        match self.objects.get(o.0 as usize) {
+            Some(ObjectKind::Cell) => format!("cell#{}", o.0),
+            Some(ObjectKind::Thread) | None => format!("object#{}", o.0),
+            Some(kind) => format!("{}#{}", format!("{kind:?}").to_ascii_lowercase(), o.0),
         }
     }
 

@@ -1,0 +1,239 @@
+//! Spin loops end without losing a path: a thread that yields (`yield_now`,
+//! `spin_loop`, `sleep`) in a state it was already in at an earlier yield,
+//! having only read since then, waits until another thread changes what it
+//! read.
+//!
+//! # The rule
+//!
+//! At every yield kase takes a fingerprint of the thread's own state (its
+//! stack and the registers its frame keeps, `fingerprint.rs`). Since its
+//! last modification of shared state the thread keeps the list of its reads
+//! (object, modification count seen) and the fingerprints of its yields. A
+//! yield whose fingerprint equals an earlier one's closes a *cycle*: the
+//! thread went from a state back to the same state, only reading, each
+//! object in one version. Then:
+//!
+//! * the cycle read one object: the yield waits until another thread
+//!   modifies it (it is modelled as a read of that object, so the
+//!   partial-order explorer orders it after the releasing write);
+//! * it read nothing: the thread can never leave the loop, and waits forever
+//!   (a deadlock naming it, unless other threads finish the model first —
+//!   they cannot: it never finishes);
+//! * it read several objects: the yield stays an ordinary scheduling point
+//!   (a read of one object per event is what the explorers order), but if
+//!   every thread that can run is in such a cycle with nothing changed, the
+//!   execution is a deadlock at once;
+//! * no cycle (a first yield, a counter that changed, a backoff step): an
+//!   ordinary scheduling point, whatever was read.
+//!
+//! # Why nothing is lost
+//!
+//! What a thread does is a function of its own state and of the values it
+//! reads. If the thread is in state S at two yields and in between only
+//! read, each object in one version, then running on from S while none of
+//! those objects changed repeats the same iteration and comes back to S,
+//! changing nothing another thread can see. Every execution where it runs on
+//! before a change is such a repetition followed by one where it waits:
+//! same reads by every other thread, same outcome. Waiting skips exactly
+//! those repetitions. A loop whose state changes (a bounded spin's counter,
+//! a backoff step, a poll budget) never closes a cycle while it changes, so
+//! its give-up path is explored like any other code. A yield outside a loop
+//! has no earlier equal state and never waits.
+//!
+//! Writes a thread makes that are not events (data through a lock guard
+//! without peeking, a tracked cell, a kase `thread_local!`) count as
+//! modifications: they end the cycle. The limit: state kept only on the heap
+//! (a counter behind a `Box` only this thread uses) is not in the
+//! fingerprint, so such a loop is taken for a spin.
+
+pub(crate) mod fingerprint;
+
+use super::action::ObjectIdx;
+
+/// Yields kept per thread since its last modification; older ones are
+/// forgotten (a cycle longer than this is not detected: no wait).
+const MAX_YIELDS: usize = 256;
+
+/// What a thread did since its last modification of shared state.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SpinTrack {
+    /// Its reads, in order: the object and its version then (its
+    /// modification count less the thread's own lock operations on it).
+    reads: Vec<(ObjectIdx, u64)>,
+    /// Its yields: the fingerprint of its state, and how many reads came
+    /// before.
+    yields: Vec<(u64, usize)>,
+    /// Its own lock operations that modified a lock, per lock: they leave
+    /// the lock as it was for everyone (taken, then released), so they are
+    /// not versions of it.
+    own: Vec<(ObjectIdx, u64)>,
+}
+
+/// What a yield makes its thread do (`SpinTrack::at_yield`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum SpinWait {
+    /// Not a repetition: an ordinary scheduling point.
+    #[default]
+    No,
+    /// A repetition that read only `object`, seeing its `seen`-th
+    /// modification: runs once another thread modifies it again.
+    On { object: ObjectIdx, seen: u64 },
+    /// A repetition that read nothing: it can never end.
+    Forever,
+    /// A repetition that read several objects, each in one version: still
+    /// runnable, but it changes nothing until one of them changes.
+    Several(Box<[(ObjectIdx, u64)]>),
+}
+
+impl SpinTrack {
+    /// The thread modified shared state: no iteration before this repeats.
+    pub(crate) fn modified(&mut self) {
+        self.reads.clear();
+        self.yields.clear();
+    }
+
+    /// The thread read `object`, now modified `mods` times.
+    pub(crate) fn read(&mut self, object: ObjectIdx, mods: u64) {
+        let version = mods - self.own(object);
+        self.reads.push((object, version));
+    }
+
+    /// The thread took, released or tried a lock (`modified`: it changed
+    /// the lock's state), which is now modified `mods` times. For spinning it
+    /// is a read of the lock: only another thread's lock operation can
+    /// change what the lock guards (the thread's own writes to the data
+    /// count as modifications, `SpinTrack::modified`).
+    pub(crate) fn lock_op(&mut self, object: ObjectIdx, mods: u64, modified: bool) {
+        if modified {
+            match self.own.iter_mut().find(|(o, _)| *o == object) {
+                Some((_, n)) => *n += 1,
+                None => self.own.push((object, 1)),
+            }
+        }
+        self.read(object, mods);
+    }
+
+    fn own(&self, object: ObjectIdx) -> u64 {
+        self.own
+            .iter()
+            .find(|(o, _)| *o == object)
+            .map_or(0, |&(_, n)| n)
+    }
+
+    /// The thread yields in the state with fingerprint `fp`.
+    pub(crate) fn at_yield(&mut self, fp: u64) -> SpinWait {
+        let earlier = self.yields.iter().rev().find(|(f, _)| *f == fp);
+        let wait = match earlier {
+            Some(&(_, from)) => match classify(&self.reads[from..]) {
+                // Back to modification counts, which also count the
+                // thread's own lock operations so far.
+                SpinWait::On { object, seen } => SpinWait::On {
+                    object,
+                    seen: seen + self.own(object),
+                },
+                SpinWait::Several(objects) => SpinWait::Several(
+                    objects
+                        .iter()
+                        .map(|&(o, seen)| (o, seen + self.own(o)))
+                        .collect(),
+                ),
+                wait => wait,
+            },
+            None => SpinWait::No,
+        };
+        if self.yields.len() == MAX_YIELDS {
+            self.yields.drain(..MAX_YIELDS / 2);
+        }
+        self.yields.push((fp, self.reads.len()));
+        wait
+    }
+}
+
+/// What a cycle that made `reads` waits for.
+fn classify(reads: &[(ObjectIdx, u64)]) -> SpinWait {
+    let mut objects: Vec<(ObjectIdx, u64)> = Vec::new();
+    for &(object, seen) in reads {
+        match objects.iter().find(|(o, _)| *o == object) {
+            // Read in two versions: the iteration did not repeat itself
+            // with one view of the world.
+            Some(&(_, s)) if s != seen => return SpinWait::No,
+            Some(_) => {}
+            None => objects.push((object, seen)),
+        }
+    }
+    match objects[..] {
+        [] => SpinWait::Forever,
+        [(object, seen)] => SpinWait::On { object, seen },
+        _ => SpinWait::Several(objects.into_boxed_slice()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const X: ObjectIdx = ObjectIdx(1);
+    const Y: ObjectIdx = ObjectIdx(2);
+
+    #[test]
+    fn only_a_repeated_state_waits() {
+        let mut t = SpinTrack::default();
+        t.read(X, 3);
+        assert_eq!(t.at_yield(10), SpinWait::No, "a first yield");
+        t.read(X, 3);
+        assert_eq!(t.at_yield(11), SpinWait::No, "a changed state (a counter)");
+        t.read(X, 3);
+        assert_eq!(
+            t.at_yield(11),
+            SpinWait::On { object: X, seen: 3 },
+            "back in the state of the previous yield"
+        );
+    }
+
+    #[test]
+    fn what_a_cycle_read_decides_what_it_waits_for() {
+        let mut t = SpinTrack::default();
+        t.at_yield(1);
+        assert_eq!(t.at_yield(1), SpinWait::Forever, "read nothing");
+        t.read(X, 1);
+        t.read(Y, 0);
+        assert_eq!(t.at_yield(1), SpinWait::Several(Box::new([(X, 1), (Y, 0)])));
+        t.read(X, 1);
+        t.read(X, 2);
+        assert_eq!(t.at_yield(1), SpinWait::No, "x read in two versions");
+    }
+
+    #[test]
+    fn the_threads_own_lock_operations_are_not_versions_of_the_lock() {
+        let mut t = SpinTrack::default();
+        // lock (count 1), unlock (2), yield; lock (3), unlock (4), yield.
+        for round in 0..2 {
+            t.lock_op(X, 2 * round + 1, true);
+            t.lock_op(X, 2 * round + 2, true);
+            let wait = t.at_yield(9);
+            if round == 1 {
+                assert_eq!(wait, SpinWait::On { object: X, seen: 4 });
+            }
+        }
+        // Another thread's section came before this round (count 7, not
+        // 5): the round still repeats itself, seeing the new version.
+        t.lock_op(X, 7, true);
+        t.lock_op(X, 8, true);
+        assert_eq!(t.at_yield(9), SpinWait::On { object: X, seen: 8 });
+        // A read of the lock's object in two versions within one round.
+        t.lock_op(X, 9, true);
+        t.read(X, 11);
+        t.lock_op(X, 12, true);
+        assert_eq!(t.at_yield(9), SpinWait::No);
+    }
+
+    #[test]
+    fn a_modification_forgets_the_cycle() {
+        let mut t = SpinTrack::default();
+        t.read(X, 1);
+        t.at_yield(5);
+        t.modified();
+        t.read(X, 2);
+        assert_eq!(t.at_yield(5), SpinWait::No);
+    }
+}
