@@ -46,6 +46,12 @@ enum Op {
     TimedWait,
     /// Spin (`spin_loop`) until atomic `a` holds `v`.
     AwaitEq(usize, usize),
+    /// A pause outside any loop: `yield_now` (0), `spin_loop` (1) or
+    /// `sleep` (2); it must never wait.
+    Pause(usize),
+    /// A bounded spin: up to `n` tries of "atomic `a` holds `v`?", pausing
+    /// between them; records whether it gave up.
+    BoundedAwait(usize, usize, usize),
     /// Inside a critical section: read the innermost held lock's data.
     DataGet,
     /// Inside a mutex or write section: add to the innermost held lock's
@@ -136,6 +142,11 @@ fn gen_ops(
                     Op::TryRead(r)
                 }
             }
+            11 if rng.below(3) == 0 && *budget >= 2 => {
+                *budget -= 2;
+                Op::BoundedAwait(a, 1, 2 + rng.below(2))
+            }
+            11 if rng.below(2) == 0 => Op::Pause(rng.below(3)),
             11 => Op::AwaitEq(a, 1),
             12 => Op::Notify(rng.below(2) == 0),
             _ => {
@@ -266,6 +277,18 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<Data<'_>>
                     kase::hint::spin_loop();
                 }
             }
+            Op::Pause(how) => pause(*how),
+            Op::BoundedAwait(a, v, n) => {
+                let mut gave_up = true;
+                for _ in 0..*n {
+                    if s.atomics[*a].load(SeqCst) == *v {
+                        gave_up = false;
+                        break;
+                    }
+                    kase::hint::spin_loop();
+                }
+                write!(seen, "g{}", u8::from(gave_up)).unwrap();
+            }
             Op::IfEq(a, v, inner) => {
                 if s.atomics[*a].load(SeqCst) == *v {
                     seen.push('y');
@@ -275,6 +298,14 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<Data<'_>>
                 }
             }
         }
+    }
+}
+
+fn pause(how: usize) {
+    match how {
+        0 => thread::yield_now(),
+        1 => kase::hint::spin_loop(),
+        _ => thread::sleep(Duration::from_millis(1)),
     }
 }
 

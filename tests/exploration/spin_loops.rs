@@ -344,3 +344,27 @@ fn a_spin_nobody_can_end_is_reported_at_once_naming_what_it_waits_for() {
         "{failure}"
     );
 }
+
+#[test]
+fn a_spin_that_allocates_in_each_iteration_still_ends() {
+    // A fresh buffer per iteration: its address, left in a stack slot, is
+    // part of the state the spin rule compares, and the allocator may hand
+    // back another block while kase's own allocations come between. The
+    // rule then waits an iteration or two later (so counts may differ
+    // between explorations), but each exploration decides alike whenever
+    // it replays a history (no nondeterminism), and every one completes.
+    assert_eq!(
+        everywhere(|| {
+            let flag = Arc::new(AtomicBool::new(false));
+            let f = flag.clone();
+            let t = thread::spawn(move || f.store(true, SeqCst));
+            while !flag.load(SeqCst) {
+                let buffer = vec![0u8; 64];
+                std::hint::black_box(&buffer);
+                thread::yield_now();
+            }
+            t.join().unwrap();
+        }),
+        None
+    );
+}

@@ -25,7 +25,7 @@ use super::object::{ObjectDetail, ObjectHandle, ObjectState};
 use super::panic;
 use super::peek::Sections;
 use super::scheduler::{Event, Fault, Limits};
-use super::spin::SpinWait;
+use super::spin::{extend_history, SpinMemo, SpinWait};
 use super::thread::{Pending, ThreadInterner, ThreadState};
 use super::watchdog::Watch;
 
@@ -51,6 +51,8 @@ pub struct Execution {
     unwinding_steps: u64,
     /// Critical-section peeking is on.
     pub(super) peeking: bool,
+    /// The spin rule's decisions in this exploration (`exec/spin`).
+    spin_memo: SpinMemo,
     /// The pure parts of critical sections so far (with peeking).
     pub(super) sections: Sections,
     /// The first sign that peeking's semantics may miss behaviours of the
@@ -82,6 +84,7 @@ impl Execution {
             unmodified: false,
             unwinding_steps: 0,
             peeking: limits.peeking,
+            spin_memo: limits.spin_memo.clone(),
             sections: Sections::default(),
             peek_violation: None,
             arcs: Vec::new(),
@@ -334,7 +337,18 @@ impl Execution {
         if self.peeking {
             self.peek_after(at, &action, section, !admission.try_failed);
         }
-        self.thread_mut(t).hb.tick(t);
+        let thread = self.thread_mut(t);
+        thread.hb.tick(t);
+        let location = pending.location as *const Location<'static> as u64;
+        thread.history = extend_history(
+            thread.history,
+            [
+                action.kind as u64,
+                location,
+                value.unwrap_or(u64::MAX),
+                u64::from(modified),
+            ],
+        );
         self.events[at].value = value;
         result
     }
@@ -422,13 +436,15 @@ impl Execution {
     /// Decides what the current thread's yield at `location` waits for
     /// (`exec/spin`): returns the object it waits on, if one.
     fn spin_wait(&mut self, location: &'static Location<'static>) -> Option<ObjectIdx> {
+        let memo = self.spin_memo.clone();
         let thread = self.thread_mut(self.current);
-        let fp = thread.fingerprint.take().unwrap_or_else(|| {
-            // Without a captured state (a yield from kase's own code): the
-            // location alone, as if the loop kept no state of its own.
-            location as *const Location<'static> as u64
-        });
-        thread.wait = thread.spin.at_yield(fp);
+        // Without a captured state (a yield from kase's own code): the
+        // location alone, as if the loop kept no state of its own.
+        let at_location = location as *const Location<'static> as u64;
+        let fp = thread.fingerprint.take().unwrap_or(at_location);
+        let key = (thread.idx, thread.history);
+        let cycle = memo.decide(key, || thread.spin.cycle_start(fp));
+        thread.wait = thread.spin.at_yield(fp, cycle);
         match thread.wait {
             SpinWait::On { object, .. } => Some(object),
             _ => None,

@@ -76,6 +76,7 @@ impl Executor {
                 watch,
                 backtraces: settings.backtraces,
                 peeking: settings.peeking,
+                spin_memo: Default::default(),
             },
             runs: 0,
             _watchdog: watchdog,

@@ -154,6 +154,8 @@ pub(crate) struct Limits {
     /// Critical-section peeking: pure parts of mutex sections run as one
     /// step (`exec/peek`).
     pub peeking: bool,
+    /// The spin rule's decisions so far in this exploration (`exec/spin`).
+    pub spin_memo: super::spin::SpinMemo,
 }
 
 /// What one execution produced.

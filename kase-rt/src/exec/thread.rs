@@ -81,6 +81,8 @@ pub(crate) struct ThreadState {
     pub fingerprint: Option<u64>,
     /// The address its body's outermost frame starts at (for fingerprints).
     pub stack_top: usize,
+    /// A hash of its events so far (`exec/spin`'s `SpinMemo`).
+    pub history: u64,
     /// Its `thread_local!` values.
     pub locals: Locals,
     /// Critical-section peeking: its pure part and the locks it holds.
@@ -106,6 +108,7 @@ impl ThreadState {
             wait: SpinWait::No,
             fingerprint: None,
             stack_top: 0,
+            history: 0,
             locals: Locals::default(),
             peek: ThreadPeek::default(),
             call: None,

@@ -251,6 +251,11 @@ pub fn current() -> Thread {
 
 /// Gives up the processor, like [`std::thread::yield_now`]; in a model, a
 /// scheduling point where any other thread may run.
+///
+/// In a spin loop, once the thread is back in the state of an earlier yield
+/// having only read since, it waits until another thread changes what it
+/// read (the repetitions in between change nothing); a yield outside a loop,
+/// or in a loop whose own state changes, never waits.
 #[track_caller]
 #[inline(always)] // the spin rule fingerprints the caller's frame (exec/spin)
 pub fn yield_now() {

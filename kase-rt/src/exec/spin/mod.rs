@@ -17,8 +17,7 @@
 //!   modifies it (it is modelled as a read of that object, so the
 //!   partial-order explorer orders it after the releasing write);
 //! * it read nothing: the thread can never leave the loop, and waits forever
-//!   (a deadlock naming it, unless other threads finish the model first —
-//!   they cannot: it never finishes);
+//!   (a deadlock naming it once the other threads are done);
 //! * it read several objects: the yield stays an ordinary scheduling point
 //!   (a read of one object per event is what the explorers order), but if
 //!   every thread that can run is in such a cycle with nothing changed, the
@@ -48,7 +47,42 @@
 
 pub(crate) mod fingerprint;
 
-use super::action::ObjectIdx;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::action::{ObjectIdx, ThreadIdx};
+
+/// Where each yield's cycle started, by thread and a hash of the thread's
+/// history before it (its events: kind, location, value, whether it
+/// modified), kept for one exploration.
+///
+/// A fingerprint sees addresses: a block the thread allocates in each
+/// iteration may come back at another address in another execution,
+/// because kase's own allocations in between differ. The thread's history
+/// decides its behaviour all the same, so the first decision made after a
+/// history is the one every later execution replays: explorers see one
+/// program, never a nondeterministic one.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SpinMemo(Rc<RefCell<HashMap<(ThreadIdx, u64), Option<usize>>>>);
+
+impl SpinMemo {
+    /// The cycle start decided at `key` before, else `decide()`'s, kept.
+    pub(crate) fn decide(
+        &self,
+        key: (ThreadIdx, u64),
+        decide: impl FnOnce() -> Option<usize>,
+    ) -> Option<usize> {
+        *self.0.borrow_mut().entry(key).or_insert_with(decide)
+    }
+}
+
+/// One step of a thread's history hash (`SpinMemo`).
+pub(crate) fn extend_history(history: u64, words: [u64; 4]) -> u64 {
+    words.iter().fold(history, |h, &w| {
+        (h.rotate_left(7) ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    })
+}
 
 /// Yields kept per thread since its last modification; older ones are
 /// forgotten (a cycle longer than this is not detected: no wait).
@@ -120,11 +154,20 @@ impl SpinTrack {
             .map_or(0, |&(_, n)| n)
     }
 
-    /// The thread yields in the state with fingerprint `fp`.
-    pub(crate) fn at_yield(&mut self, fp: u64) -> SpinWait {
+    /// Where the cycle closed by a yield in the state with fingerprint `fp`
+    /// starts in the reads, if it closes one.
+    pub(crate) fn cycle_start(&self, fp: u64) -> Option<usize> {
         let earlier = self.yields.iter().rev().find(|(f, _)| *f == fp);
-        let wait = match earlier {
-            Some(&(_, from)) => match classify(&self.reads[from..]) {
+        earlier.map(|&(_, from)| from)
+    }
+
+    /// The thread yields in the state with fingerprint `fp`, closing the
+    /// cycle that starts at read `cycle` (`cycle_start`, or a decision
+    /// replayed from an earlier execution).
+    pub(crate) fn at_yield(&mut self, fp: u64, cycle: Option<usize>) -> SpinWait {
+        let cycle = cycle.filter(|&from| from <= self.reads.len());
+        let wait = match cycle {
+            Some(from) => match classify(&self.reads[from..]) {
                 // Back to modification counts, which also count the
                 // thread's own lock operations so far.
                 SpinWait::On { object, seen } => SpinWait::On {
@@ -175,16 +218,25 @@ mod tests {
     const X: ObjectIdx = ObjectIdx(1);
     const Y: ObjectIdx = ObjectIdx(2);
 
+    fn step(t: &mut SpinTrack, fp: u64) -> SpinWait {
+        let cycle = t.cycle_start(fp);
+        t.at_yield(fp, cycle)
+    }
+
     #[test]
     fn only_a_repeated_state_waits() {
         let mut t = SpinTrack::default();
         t.read(X, 3);
-        assert_eq!(t.at_yield(10), SpinWait::No, "a first yield");
-        t.read(X, 3);
-        assert_eq!(t.at_yield(11), SpinWait::No, "a changed state (a counter)");
+        assert_eq!(step(&mut t, 10), SpinWait::No, "a first yield");
         t.read(X, 3);
         assert_eq!(
-            t.at_yield(11),
+            step(&mut t, 11),
+            SpinWait::No,
+            "a changed state (a counter)"
+        );
+        t.read(X, 3);
+        assert_eq!(
+            step(&mut t, 11),
             SpinWait::On { object: X, seen: 3 },
             "back in the state of the previous yield"
         );
@@ -193,14 +245,17 @@ mod tests {
     #[test]
     fn what_a_cycle_read_decides_what_it_waits_for() {
         let mut t = SpinTrack::default();
-        t.at_yield(1);
-        assert_eq!(t.at_yield(1), SpinWait::Forever, "read nothing");
+        step(&mut t, 1);
+        assert_eq!(step(&mut t, 1), SpinWait::Forever, "read nothing");
         t.read(X, 1);
         t.read(Y, 0);
-        assert_eq!(t.at_yield(1), SpinWait::Several(Box::new([(X, 1), (Y, 0)])));
+        assert_eq!(
+            step(&mut t, 1),
+            SpinWait::Several(Box::new([(X, 1), (Y, 0)]))
+        );
         t.read(X, 1);
         t.read(X, 2);
-        assert_eq!(t.at_yield(1), SpinWait::No, "x read in two versions");
+        assert_eq!(step(&mut t, 1), SpinWait::No, "x read in two versions");
     }
 
     #[test]
@@ -210,7 +265,7 @@ mod tests {
         for round in 0..2 {
             t.lock_op(X, 2 * round + 1, true);
             t.lock_op(X, 2 * round + 2, true);
-            let wait = t.at_yield(9);
+            let wait = step(&mut t, 9);
             if round == 1 {
                 assert_eq!(wait, SpinWait::On { object: X, seen: 4 });
             }
@@ -219,21 +274,21 @@ mod tests {
         // 5): the round still repeats itself, seeing the new version.
         t.lock_op(X, 7, true);
         t.lock_op(X, 8, true);
-        assert_eq!(t.at_yield(9), SpinWait::On { object: X, seen: 8 });
+        assert_eq!(step(&mut t, 9), SpinWait::On { object: X, seen: 8 });
         // A read of the lock's object in two versions within one round.
         t.lock_op(X, 9, true);
         t.read(X, 11);
         t.lock_op(X, 12, true);
-        assert_eq!(t.at_yield(9), SpinWait::No);
+        assert_eq!(step(&mut t, 9), SpinWait::No);
     }
 
     #[test]
     fn a_modification_forgets_the_cycle() {
         let mut t = SpinTrack::default();
         t.read(X, 1);
-        t.at_yield(5);
+        step(&mut t, 5);
         t.modified();
         t.read(X, 2);
-        assert_eq!(t.at_yield(5), SpinWait::No);
+        assert_eq!(step(&mut t, 5), SpinWait::No);
     }
 }

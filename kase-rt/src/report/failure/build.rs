@@ -87,7 +87,7 @@ impl Failure {
                     .map(|(action, at, call)| {
                         let thread = names.thread(action.thread);
                         if let Some((_, objects)) = spinning.iter().find(|(t, _)| *t == action.thread) {
-                            return spin_detail(&names, &thread, at, objects);
+                            return spin_detail(names, &thread, at, objects);
                         }
                         match call {
                             Some(call) => format!(
