@@ -69,7 +69,7 @@ mod unfolding;
 use self::fast_hash::Map;
 
 use crate::exec::{
-    self, ChoicePoint, Execution, ObjectIdx, ObjectKind, OpKind, Outcome, Scheduler, Stop,
+    self, ChoicePoint, Execution, Fault, ObjectIdx, ObjectKind, OpKind, Outcome, Scheduler, Stop,
     ThreadIdx,
 };
 
@@ -449,6 +449,18 @@ impl Por {
         if let Some(message) = self.run.diverged.take() {
             return Err(message);
         }
+        // The choice points kept from earlier executions must all have been
+        // passed again: a model that ends sooner on the same schedule is
+        // nondeterministic.
+        let deepest = self.tree.nodes.last().map_or(0, |n| n.step);
+        if outcome.fault.is_none() && self.run.chosen.len() < deepest {
+            return Err(format!(
+                "the model finished after {} choice points, but the same schedule earlier had at \
+                 least {}: the model depends on something other than the schedule",
+                self.run.chosen.len(),
+                deepest
+            ));
+        }
         if outcome.redundant || self.run.hit_d {
             self.stats.redundant += 1;
         }
@@ -460,6 +472,11 @@ impl Por {
 
 impl Explorer for Por {
     fn advance(&mut self, outcome: &Outcome) -> Result<bool, String> {
+        if let Some(Fault::Divergence { message }) = &outcome.fault {
+            // The execution left the schedule it was given: the tree no
+            // longer describes it, so nothing can be planned from it.
+            return Err(message.clone());
+        }
         self.absorb(outcome)?;
         while let Some(node) = self.tree.nodes.last() {
             // A node without an event: its configuration had nothing to run
