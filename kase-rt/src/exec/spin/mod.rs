@@ -64,7 +64,10 @@ use super::action::{ObjectIdx, ThreadIdx};
 /// history is the one every later execution replays: explorers see one
 /// program, never a nondeterministic one.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct SpinMemo(Rc<RefCell<HashMap<(ThreadIdx, u64), Option<usize>>>>);
+pub(crate) struct SpinMemo(Rc<RefCell<HashMap<HistoryKey, Option<usize>>>>);
+
+/// A thread and the hash of its history (`SpinMemo`).
+pub(crate) type HistoryKey = (ThreadIdx, u64);
 
 impl SpinMemo {
     /// The cycle start decided at `key` before, else `decide()`'s, kept.
