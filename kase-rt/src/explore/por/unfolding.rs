@@ -89,6 +89,11 @@ pub(crate) struct Event {
     thread_parent: Option<EventId>,
     /// Position in its thread, from 1.
     depth: u32,
+    /// A thread-tree ancestor further up (a skew-binary jump pointer,
+    /// [`jump_for`]): ancestor queries take O(log depth) steps, not
+    /// O(depth) (the paper's §5 asks for logarithmic causality; a walk made
+    /// long executions cost quadratically per event).
+    thread_jump: Option<EventId>,
     /// Maximal events on its object in its history (sorted).
     pub obj_preds: Vec<EventId>,
     /// With critical-section peeking, the ends of other pure parts of the
@@ -103,6 +108,8 @@ pub(crate) struct Event {
     /// Writes on the object in the history including itself (for a read:
     /// those of the write it reads).
     write_depth: u32,
+    /// For a write: a write-tree ancestor further up (as `thread_jump`).
+    write_jump: Option<EventId>,
     /// For each thread, its maximal event in the history.
     tmax: Vec<Option<EventId>>,
     /// For each object in the history, its frontier, by canonical name
@@ -351,6 +358,10 @@ impl Unfolding {
         let id = self.free.pop().unwrap_or(self.events.len() as EventId);
         let thread_parent = pred.filter(|&p| self.get(p).thread == thread);
         let depth = thread_parent.map_or(1, |p| self.get(p).depth + 1);
+        let thread_jump = jump_for(thread_parent, |e| {
+            let ev = self.get(e);
+            (ev.depth, ev.thread_jump)
+        });
         let mut tmax: Vec<Option<EventId>> = Vec::new();
         let mut frontiers: Vec<(Name, Frontier)> = Vec::new();
         for &q in pred.iter().chain(&obj_preds).chain(&extra) {
@@ -387,6 +398,14 @@ impl Unfolding {
             write_depth = base_depth + u32::from(kind.writes());
             frontiers[slot].1.record(id, kind.props().access);
         }
+        let write_jump = if kind.writes() {
+            jump_for(write, |e| {
+                let ev = self.get(e);
+                (ev.write_depth, ev.write_jump)
+            })
+        } else {
+            None
+        };
         // Sorted by name: lookups and conflict checks rely on it.
         frontiers.sort_by_key(|(n, _)| *n);
         let event = Event {
@@ -396,11 +415,13 @@ impl Unfolding {
             pred,
             thread_parent,
             depth,
+            thread_jump,
             obj_preds,
             extra,
             pure_of,
             write,
             write_depth,
+            write_jump,
             tmax,
             frontiers,
             gate,
@@ -512,7 +533,12 @@ impl Unfolding {
     fn thread_ancestor(&self, a: EventId, mut x: EventId) -> bool {
         let da = self.get(a).depth;
         while self.get(x).depth > da {
-            match self.get(x).thread_parent {
+            let ev = self.get(x);
+            let up = match ev.thread_jump {
+                Some(j) if self.get(j).depth >= da => Some(j),
+                _ => ev.thread_parent,
+            };
+            match up {
                 Some(p) => x = p,
                 None => return false,
             }
@@ -531,10 +557,14 @@ impl Unfolding {
     /// The ancestor of write `w` at write depth `depth` (`None`: the root).
     fn write_ancestor(&self, mut w: Option<EventId>, depth: u32) -> Option<EventId> {
         while let Some(x) = w {
-            if self.get(x).write_depth <= depth {
+            let ev = self.get(x);
+            if ev.write_depth <= depth {
                 break;
             }
-            w = self.get(x).write;
+            w = match ev.write_jump {
+                Some(j) if self.get(j).write_depth >= depth => Some(j),
+                _ => ev.write,
+            };
         }
         w
     }
@@ -646,4 +676,27 @@ impl Unfolding {
     pub(crate) fn thread_parent(&self, e: EventId) -> Option<EventId> {
         self.get(e).thread_parent
     }
+}
+
+/// The jump pointer of a tree node whose parent is `parent` (skew-binary
+/// jump pointers, E. W. Myers, "An applicative random-access stack", 1983):
+/// the parent, or the parent's jump's jump when the two jumps below span
+/// equal depths. `at(e)` gives a node's depth and jump pointer. Jumping
+/// from a node to an ancestor at a given depth then takes O(log depth)
+/// steps: take the jump while it does not overshoot, else the parent.
+fn jump_for(
+    parent: Option<EventId>,
+    at: impl Fn(EventId) -> (u32, Option<EventId>),
+) -> Option<EventId> {
+    let p = parent?;
+    let (dp, jp) = at(p);
+    if let Some(j) = jp {
+        let (dj, jj) = at(j);
+        if let Some(jj) = jj {
+            if dp - dj == dj - at(jj).0 {
+                return Some(jj);
+            }
+        }
+    }
+    Some(p)
 }
