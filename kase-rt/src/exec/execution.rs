@@ -442,8 +442,14 @@ impl Execution {
         // location alone, as if the loop kept no state of its own.
         let at_location = location as *const Location<'static> as u64;
         let fp = thread.fingerprint.take().unwrap_or(at_location);
-        let key = (thread.idx, thread.history);
-        let cycle = memo.decide(key, || thread.spin.cycle_start(fp));
+        // A first yield since the last modification closes no cycle in any
+        // execution: nothing to keep for replays.
+        let cycle = if thread.spin.may_close_cycle() {
+            let key = (thread.idx, thread.history);
+            memo.decide(key, || thread.spin.cycle_start(fp))
+        } else {
+            None
+        };
         thread.wait = thread.spin.at_yield(fp, cycle);
         match thread.wait {
             SpinWait::On { object, .. } => Some(object),
@@ -473,30 +479,27 @@ impl Execution {
     }
 
     /// The threads whose pending yield waits (`exec/spin`), with what each
-    /// waits for another thread to change.
+    /// waits for another thread to change. (`wait` is set when a yield is
+    /// announced and cleared when it runs, so it is the pending yield's.)
     pub(crate) fn spinning(&self) -> Vec<(ThreadIdx, Vec<ObjectIdx>)> {
         let waiting = |t: &ThreadState| {
-            let yielding = t.pending.is_some_and(|p| p.action.kind == OpKind::Yield);
             let objects = match &t.wait {
                 SpinWait::On { object, .. } => vec![*object],
                 SpinWait::Forever => Vec::new(),
                 SpinWait::Several(objects) => objects.iter().map(|&(o, _)| o).collect(),
                 SpinWait::No => return None,
             };
-            yielding.then_some((t.idx, objects))
+            Some((t.idx, objects))
         };
         self.threads.iter().flatten().filter_map(waiting).collect()
     }
 
-    /// Whether thread `t` is spinning in a cycle over several objects none
-    /// of which changed since: running it changes nothing (`exec/spin`).
+    /// Whether thread `t`'s pending yield closes a cycle over several
+    /// objects none of which changed since: running it changes nothing
+    /// (`exec/spin`).
     pub(crate) fn spins_unchanged(&self, t: ThreadIdx) -> bool {
-        let thread = self.thread(t);
-        let yielding = thread
-            .pending
-            .is_some_and(|p| p.action.kind == OpKind::Yield);
-        match &thread.wait {
-            SpinWait::Several(objects) if yielding => objects
+        match &self.thread(t).wait {
+            SpinWait::Several(objects) => objects
                 .iter()
                 .all(|&(o, seen)| self.objects[o.0 as usize].modifications == seen),
             _ => false,

@@ -73,7 +73,7 @@ impl SpinMemo {
     /// The cycle start decided at `key` before, else `decide()`'s, kept.
     pub(crate) fn decide(
         &self,
-        key: (ThreadIdx, u64),
+        key: HistoryKey,
         decide: impl FnOnce() -> Option<usize>,
     ) -> Option<usize> {
         *self.0.borrow_mut().entry(key).or_insert_with(decide)
@@ -129,10 +129,21 @@ impl SpinTrack {
         self.yields.clear();
     }
 
-    /// The thread read `object`, now modified `mods` times.
+    /// The thread read `object`, now modified `mods` times. Only reads
+    /// after a yield can be part of a cycle (one starts at a yield), so
+    /// a thread that has not yielded since its last modification keeps
+    /// nothing.
     pub(crate) fn read(&mut self, object: ObjectIdx, mods: u64) {
-        let version = mods - self.own(object);
-        self.reads.push((object, version));
+        if !self.yields.is_empty() {
+            let version = mods - self.own(object);
+            self.reads.push((object, version));
+        }
+    }
+
+    /// Whether a yield now could close a cycle: only if the thread yielded
+    /// before since its last modification.
+    pub(crate) fn may_close_cycle(&self) -> bool {
+        !self.yields.is_empty()
     }
 
     /// The thread took, released or tried a lock (`modified`: it changed
