@@ -160,7 +160,7 @@ pub use kase_rt::thread_local;
 pub use kase_rt::{cell, future, hint, sync, thread};
 #[cfg(feature = "model")]
 pub use kase_rt::{
-    model, Alternatives, Builder, Failure, FailureKind, Persist, Report, Schedule,
+    model, Alternatives, Builder, Failure, FailureKind, MemoryModel, Persist, Report, Schedule,
     ScheduleParseError, Strategy,
 };
 

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::explore::{self, Alternatives, Strategy};
+use crate::explore::{self, Alternatives, MemoryModel, Strategy};
 use crate::report::persist::{Persist, TestId};
 use crate::report::Report;
 use crate::settings::Settings;
@@ -61,6 +61,7 @@ impl Builder {
     /// | `KASE_CHECK_DETERMINISM` | `1` \| `0` | [`check_determinism`](Self::check_determinism) |
     /// | `KASE_WATCHDOG` | seconds, `0` for off | [`watchdog`](Self::watchdog) |
     /// | `KASE_PEEKING` | `1` \| `0` | [`peeking`](Self::peeking) |
+    /// | `KASE_MEMORY_MODEL` | `rc11` \| `sc` | [`memory_model`](Self::memory_model) |
     /// | `KASE_BACKTRACE` | `1` (anything but empty or `0`) | [`backtraces`](Self::backtraces) |
     /// | `KASE_REPLAY` | a schedule, `kase1:1.0.0` | [`replay`](Self::replay) |
     ///
@@ -113,6 +114,15 @@ impl Builder {
     /// ```
     pub fn peeking(mut self, on: bool) -> Self {
         self.settings.peeking = on;
+        self
+    }
+
+    /// The memory model atomics follow (default
+    /// [`MemoryModel::SequentiallyConsistent`]); `KASE_MEMORY_MODEL=rc11|sc`
+    /// sets it from the environment. Under [`MemoryModel::Rc11`] peeking is
+    /// off and the exploration enumerates execution graphs.
+    pub fn memory_model(mut self, model: MemoryModel) -> Self {
+        self.settings.memory_model = model;
         self
     }
 

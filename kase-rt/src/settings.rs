@@ -10,7 +10,7 @@ use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::explore::{Alternatives, Strategy};
+use crate::explore::{Alternatives, MemoryModel, Strategy};
 use crate::report::persist::{Persist, TestId};
 use crate::report::Schedule;
 
@@ -65,6 +65,9 @@ pub(crate) struct Settings {
     pub backtraces: bool,
     /// Critical-section peeking (`Builder::peeking`, `KASE_PEEKING`).
     pub peeking: bool,
+    /// The memory model atomics follow (`Builder::memory_model`,
+    /// `KASE_MEMORY_MODEL`).
+    pub memory_model: MemoryModel,
     /// Test hook: kase's own code panics with an internal error at this
     /// step of this execution (both 1-based).
     pub internal_error_at: Option<(u64, u64)>,
@@ -93,6 +96,7 @@ impl Default for Settings {
             watchdog: Some(DEFAULT_WATCHDOG),
             backtraces: false,
             peeking: DEFAULT_PEEKING,
+            memory_model: MemoryModel::default(),
             internal_error_at: None,
         }
     }
@@ -245,6 +249,11 @@ pub(crate) const VARS: &[Var] = &[
         read: Read::Text(|s, v| parse_switch(v).map(|on| s.peeking = on)),
     },
     Var {
+        name: "KASE_MEMORY_MODEL",
+        form: "`rc11` or `sc`",
+        read: Read::Text(|s, v| parse_memory_model(v).map(|m| s.memory_model = m)),
+    },
+    Var {
         name: "KASE_BACKTRACE",
         form: "anything but empty or `0` (on)",
         read: Read::Raw(|s, v| s.backtraces = !v.is_empty() && v != "0"),
@@ -302,6 +311,14 @@ fn parse_switch(s: &str) -> Option<bool> {
     match s.to_ascii_lowercase().as_str() {
         "1" | "true" | "on" | "yes" => Some(true),
         "0" | "false" | "off" | "no" => Some(false),
+        _ => None,
+    }
+}
+
+fn parse_memory_model(s: &str) -> Option<MemoryModel> {
+    match s.to_ascii_lowercase().as_str() {
+        "rc11" => Some(MemoryModel::Rc11),
+        "sc" => Some(MemoryModel::SequentiallyConsistent),
         _ => None,
     }
 }

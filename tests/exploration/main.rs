@@ -12,3 +12,4 @@ mod peeking_mutex;
 mod peeking_rwlock;
 mod preemption_bound;
 mod spin_loops;
+mod weak_memory;

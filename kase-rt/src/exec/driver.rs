@@ -11,7 +11,7 @@ use super::continuation::{Body, Continuation, CoroutineThread, Resumed, StackPoo
 use super::execution::Execution;
 use super::object::ObjectState;
 use super::panic;
-use super::scheduler::{ChoicePoint, Fault, Limits, Outcome, Scheduler, Stop};
+use super::scheduler::{ChoicePoint, Fault, Limits, Outcome, Scheduler, Stop, WeakPoint};
 use super::thread::ThreadInterner;
 use super::watchdog::Watch;
 use super::EXECUTION;
@@ -127,6 +127,7 @@ pub(crate) fn run(
     panic::install_hook();
     let exec = RefCell::new(Execution::new(stamp, interner, limits));
     let mut schedule = Vec::new();
+    let mut weak_schedule = Vec::new();
     let mut redundant = false;
     EXECUTION.set(&exec, || {
         let watch = exec.borrow().watch.clone();
@@ -209,11 +210,26 @@ pub(crate) fn run(
             if enabled.len() > 1 {
                 schedule.push(next);
             }
+            if e.weak_on() {
+                match choose_weak(scheduler, &mut e, next) {
+                    Ok(Some(k)) => weak_schedule.push(k),
+                    Ok(None) => {}
+                    Err(Stop::Diverged(message)) => {
+                        e.fault = Some(Fault::Divergence { message });
+                        break;
+                    }
+                    Err(Stop::Redundant) => {
+                        redundant = true;
+                        break;
+                    }
+                }
+            }
             drop(e);
             threads.resume(next);
         }
     });
     let exec = exec.into_inner();
+    let weak = exec.weak.is_some().then(|| exec.weak_summary());
     let objects = exec.objects.iter().map(ObjectState::kind).collect();
     let owners = exec.objects.iter().map(ObjectState::owner).collect();
     let pending = exec
@@ -233,5 +249,33 @@ pub(crate) fn run(
         owners,
         peeking: exec.peeking && !exec.sections.all.is_empty(),
         peek_violation: exec.peek_violation,
+        weak,
+        weak_schedule,
     }
+}
+
+/// Under RC11, asks `scheduler` how thread `next`'s pending operation goes
+/// if it can go more than one way; returns the option chosen then. An access
+/// no store can consistently satisfy ends the execution as redundant: no
+/// graph extends this one.
+fn choose_weak(
+    scheduler: &mut dyn Scheduler,
+    e: &mut Execution,
+    next: ThreadIdx,
+) -> Result<Option<usize>, Stop> {
+    let options = e.weak_options(next);
+    if options == 0 {
+        return Err(Stop::Redundant);
+    }
+    if options == 1 {
+        return Ok(None);
+    }
+    let point = WeakPoint {
+        thread: next,
+        options,
+        execution: e,
+    };
+    let k = scheduler.choose_weak(&point)?;
+    e.set_weak_choice(k);
+    Ok(Some(k))
 }

@@ -62,6 +62,9 @@ pub struct Execution {
     /// The `Arc`s created in this execution (`shim/arc.rs`), with who
     /// created them and where: one still alive at the end is a leak.
     pub(super) arcs: Vec<TrackedArc>,
+    /// Rust's memory model for atomics (`exec/weak`); `None`: sequential
+    /// consistency.
+    pub(super) weak: Option<super::weak::WeakMemory>,
 }
 
 /// What the gate said of an operation before it ran (the effect sees the
@@ -88,6 +91,7 @@ impl Execution {
             sections: Sections::default(),
             peek_violation: None,
             arcs: Vec::new(),
+            weak: limits.weak.then(Default::default),
             threads: Vec::new(),
             objects: Vec::new(),
             events: Vec::new(),

@@ -23,6 +23,8 @@ pub(crate) struct ExecutorSettings {
     pub backtraces: bool,
     /// Critical-section peeking (`exec/peek`).
     pub peeking: bool,
+    /// Atomics follow RC11 (`exec/weak`).
+    pub weak: bool,
     /// Stack size of each model thread's coroutine.
     pub stack_size: usize,
     /// End the process after this long without progress (`None`: off).
@@ -77,6 +79,7 @@ impl Executor {
                 backtraces: settings.backtraces,
                 peeking: settings.peeking,
                 spin_memo: Default::default(),
+                weak: settings.weak,
             },
             runs: 0,
             _watchdog: watchdog,

@@ -27,6 +27,7 @@ pub(crate) mod spin;
 pub(crate) mod thread;
 pub(crate) mod unsync;
 pub(crate) mod watchdog;
+pub(crate) mod weak;
 
 use std::cell::RefCell;
 use std::panic::Location;
@@ -37,7 +38,7 @@ pub use call::Call;
 pub(crate) use call::{call, call_at, user_code};
 pub use execution::Execution;
 pub use hb::CellAccess;
-pub(crate) use scheduler::{ChoicePoint, Outcome, Scheduler, Stop};
+pub(crate) use scheduler::{ChoicePoint, Outcome, Scheduler, Stop, WeakPoint};
 pub use scheduler::{Event, Fault};
 pub(crate) use spin::fingerprint::CallerState;
 

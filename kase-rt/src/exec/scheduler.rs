@@ -136,10 +136,27 @@ pub(crate) enum Stop {
     Redundant,
 }
 
+/// Under RC11, a choice of how an atomic access goes: which store a read
+/// reads, or where a store goes in its location's modification order.
+pub(crate) struct WeakPoint<'a> {
+    /// The thread about to make the access.
+    pub thread: ThreadIdx,
+    /// How many consistent ways it can go (more than one); option 0 is the
+    /// one a sequentially consistent run takes.
+    pub options: usize,
+    /// The execution so far.
+    #[allow(dead_code)] // for explorers that look at the graph (next: revisits)
+    pub execution: &'a Execution,
+}
+
 /// Decides which thread runs at each step of an execution.
 pub(crate) trait Scheduler {
     /// Picks one of `point.enabled`, or stops the execution.
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop>;
+
+    /// Picks one of `point.options` ways an atomic access goes under RC11
+    /// (asked only then).
+    fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop>;
 }
 
 /// Limits for one execution.
@@ -156,6 +173,9 @@ pub(crate) struct Limits {
     pub peeking: bool,
     /// The spin rule's decisions so far in this exploration (`exec/spin`).
     pub spin_memo: super::spin::SpinMemo,
+    /// Atomics follow Rust's memory model (RC11, `exec/weak`), not
+    /// sequential consistency.
+    pub weak: bool,
 }
 
 /// What one execution produced.
@@ -180,4 +200,9 @@ pub(crate) struct Outcome {
     /// Why peeking may have missed behaviours (`exec/peek`, D1), if it
     /// may have.
     pub peek_violation: Option<String>,
+    /// Under RC11: which store each read read, and the modification
+    /// orders (what tells graphs apart).
+    pub weak: Option<super::weak::WeakSummary>,
+    /// Under RC11: the options chosen at weak choice points, in order.
+    pub weak_schedule: Vec<usize>,
 }

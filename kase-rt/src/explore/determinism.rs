@@ -4,18 +4,23 @@
 //! synchronisation used inside a model before they make exploration
 //! unsound. Values are not compared (pointers legitimately differ).
 
-use crate::exec::{ChoicePoint, Event, Scheduler, Stop, ThreadIdx};
+use crate::exec::{ChoicePoint, Event, Scheduler, Stop, ThreadIdx, WeakPoint};
 
 /// Follows a recorded list of choices (threads chosen where several could
-/// run).
+/// run, and under RC11 how each atomic access with several ways went).
 pub(crate) struct Follow {
     choices: Vec<ThreadIdx>,
     next: usize,
+    weak: std::vec::IntoIter<usize>,
 }
 
 impl Follow {
-    pub(crate) fn new(choices: Vec<ThreadIdx>) -> Self {
-        Follow { choices, next: 0 }
+    pub(crate) fn new(choices: Vec<ThreadIdx>, weak: Vec<usize>) -> Self {
+        Follow {
+            choices,
+            next: 0,
+            weak: weak.into_iter(),
+        }
     }
 }
 
@@ -40,6 +45,17 @@ impl Scheduler for Follow {
                  second; the model depends on something other than the schedule",
                 self.next
             )))
+        }
+    }
+
+    fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
+        match self.weak.next() {
+            Some(k) if k < point.options => Ok(k),
+            _ => Err(Stop::Diverged(format!(
+                "check_determinism: an atomic access of {} can go {} ways in the second run, not as \
+                 in the first; the model depends on something other than the schedule",
+                point.thread, point.options
+            ))),
         }
     }
 }

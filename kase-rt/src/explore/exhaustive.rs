@@ -9,7 +9,7 @@
 //! the last thread is always allowed, so every bound admits at least one
 //! complete execution.
 
-use crate::exec::{Action, ChoicePoint, Outcome, Scheduler, Stop, ThreadIdx};
+use crate::exec::{Action, ChoicePoint, Outcome, Scheduler, Stop, ThreadIdx, WeakPoint};
 
 use super::replay::last_thread;
 use super::Explorer;
@@ -24,6 +24,9 @@ struct Frame {
     /// pruned some).
     enabled: usize,
     next: usize,
+    /// A choice of how an atomic access goes under RC11 (`options` then
+    /// holds option numbers, not threads).
+    weak: bool,
 }
 
 /// Stateless DFS: each execution re-runs the model, following the recorded
@@ -77,9 +80,47 @@ impl Scheduler for Dfs {
         }
         Ok(chosen)
     }
+
+    fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
+        self.choose_weak_at(point)
+    }
 }
 
 impl Dfs {
+    /// Under RC11, which of `point.options` ways the access goes: every
+    /// one in turn, the sequentially consistent one first. Reads-from and
+    /// modification-order choices are not preemptions.
+    fn choose_weak_at(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
+        let depth = self.depth;
+        self.depth += 1;
+        if let Some(frame) = self.frames.get(depth) {
+            if !frame.weak || frame.enabled != point.options {
+                return Err(Stop::Diverged(format!(
+                    "at choice point {}, re-running the same schedule found {} about to make an \
+                     atomic access that can go {} ways, where the earlier run had {}: the model \
+                     depends on something other than the schedule",
+                    depth + 1,
+                    point.thread,
+                    point.options,
+                    if frame.weak {
+                        format!("{} ways", frame.enabled)
+                    } else {
+                        "a choice of threads".to_string()
+                    }
+                )));
+            }
+            return Ok(frame.options[frame.next].index());
+        }
+        self.frames.push(Frame {
+            options: (0..point.options as u32).map(ThreadIdx).collect(),
+            pending: vec![None; point.options],
+            enabled: point.options,
+            next: 0,
+            weak: true,
+        });
+        Ok(0)
+    }
+
     /// The thread to run at choice point `depth`: the recorded one when
     /// re-running, else the first option of a new frame.
     fn choose_at(
@@ -91,7 +132,8 @@ impl Dfs {
     ) -> Result<ThreadIdx, Stop> {
         if let Some(frame) = self.frames.get(depth) {
             let same =
-                frame.enabled == point.enabled.len()
+                !frame.weak
+                    && frame.enabled == point.enabled.len()
                     && frame.options.iter().zip(&frame.pending).all(|(&t, p)| {
                         point.enabled.contains(&t) && point.execution.pending(t) == *p
                     });
@@ -130,6 +172,7 @@ impl Dfs {
             pending,
             enabled: point.enabled.len(),
             next: 0,
+            weak: false,
         });
         Ok(first)
     }

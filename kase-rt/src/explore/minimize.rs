@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::exec::{ChoicePoint, Outcome, Scheduler, Stop, ThreadIdx};
+use crate::exec::{ChoicePoint, Outcome, Scheduler, Stop, ThreadIdx, WeakPoint};
 use crate::report::{Failure, FailureKind, FirstFound};
 
 use super::exhaustive::next_path;
@@ -54,6 +54,11 @@ impl Bounded {
 }
 
 impl Scheduler for Bounded {
+    fn choose_weak(&mut self, _point: &WeakPoint<'_>) -> Result<usize, Stop> {
+        // RC11 explorations do not search for a simpler failure (yet).
+        crate::exec::error::internal_error!("the simpler-failure search ran under RC11")
+    }
+
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
         if let [only] = point.enabled {
             return Ok(*only);

@@ -44,6 +44,49 @@ pub enum Strategy {
     Exhaustive,
 }
 
+/// Which memory model atomics follow.
+///
+/// ```
+/// # extern crate kase_rt as kase;
+/// use kase::sync::atomic::{AtomicBool, Ordering::{Acquire, Release}};
+/// use kase::sync::Arc;
+/// use kase::{thread, Builder, MemoryModel};
+///
+/// // Store buffering with Release/Acquire: both loads may read `false`.
+/// let report = Builder::new().memory_model(MemoryModel::Rc11).explore(|| {
+///     let (x, y) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+///     let (x2, y2) = (x.clone(), y.clone());
+///     let t = thread::spawn(move || {
+///         y2.store(true, Release);
+///         x2.load(Acquire)
+///     });
+///     x.store(true, Release);
+///     let seen = y.load(Acquire);
+///     let other = t.join().unwrap();
+///     assert!(seen || other, "both loads read false");
+/// });
+/// assert!(report.failure().is_some());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MemoryModel {
+    /// Sequential consistency: a load reads the latest store of the
+    /// interleaving. Exact for programs whose atomics and fences are all
+    /// `SeqCst` (RC11 then allows exactly these behaviours); weaker
+    /// orderings only weaken happens-before (data races on tracked cells).
+    #[default]
+    SequentiallyConsistent,
+    /// Rust's memory model (RC11 with C++20 release sequences,
+    /// `WEAK-MEMORY.md`): a load may read any store coherence allows, and
+    /// stores take any consistent place in their location's modification
+    /// order. Explored by enumerating interleavings, reads-from and
+    /// modification orders (every [`Strategy`] runs this enumeration for
+    /// now); [`Report::traces`](crate::Report::traces) counts the distinct
+    /// execution graphs. Peeking is off: it is a reduction for sequential
+    /// consistency.
+    Rc11,
+}
+
 /// A scheduler that also decides, after each execution, whether (and how)
 /// there is another one to run.
 pub(crate) trait Explorer: Scheduler {

@@ -11,7 +11,7 @@ use crate::report::progress::{self, Counts, Progress};
 use crate::report::{FailureKind, Report, Saved, Schedule};
 
 use super::search::explore;
-use super::{exhaustive, minimize, por, Explorer, Runner, Settings, Strategy, Trail};
+use super::{exhaustive, minimize, por, Explorer, MemoryModel, Runner, Settings, Strategy, Trail};
 
 /// Shows `warning` past the test harness's capture and keeps it in the
 /// report.
@@ -41,6 +41,21 @@ fn regression_file(config: &Settings) -> Option<(PathBuf, &TestId)> {
 
 pub(crate) fn run(config: &Settings, model: &(dyn Fn() + Sync)) -> Report {
     let start = Instant::now();
+    let rc11;
+    let config = if config.memory_model == MemoryModel::Rc11 {
+        // Peeking is a reduction for sequential consistency. Schedules do
+        // not carry RC11's reads-from choices yet, so failures are neither
+        // saved nor shrunk by replaying them.
+        rc11 = Settings {
+            peeking: false,
+            minimize: 0,
+            persist: Persist::Off,
+            ..config.clone()
+        };
+        &rc11
+    } else {
+        config
+    };
     let name = config.test.as_ref().map(TestId::full_name);
     let hint = progress::hint(config.max_executions, config.max_duration, config.peeking);
     let mut progress = Progress::new(config.progress, name.as_deref(), hint);
@@ -251,6 +266,14 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
 /// peeking turned out unsafe here.
 fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progress) -> Report {
     let explorer = |config: &Settings| -> Box<dyn Explorer> {
+        if config.memory_model == MemoryModel::Rc11 {
+            // The graph enumeration: every interleaving, reads-from and
+            // modification order (the optimal graph explorer is to come).
+            return match config.preemption_bound {
+                Some(bound) => Box::new(exhaustive::Dfs::bounded(bound)),
+                None => Box::<exhaustive::Dfs>::default(),
+            };
+        }
         match (config.preemption_bound, config.strategy) {
             // POR under a preemption bound needs its own completeness
             // argument (bounded POR): until then the bound runs the oracle.

@@ -6,7 +6,7 @@
 
 use std::panic::Location;
 
-use crate::exec::{Action, ChoicePoint, Execution, Outcome, Scheduler, Stop, ThreadIdx};
+use crate::exec::{Action, ChoicePoint, Execution, Outcome, Scheduler, Stop, ThreadIdx, WeakPoint};
 use crate::report::{location, Names, Schedule};
 
 use super::Explorer;
@@ -251,6 +251,14 @@ impl Divergence {
 }
 
 impl Scheduler for Replay {
+    fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
+        Err(Stop::Diverged(format!(
+            "under RC11, an atomic access of {} can go {} ways, and schedule strings do not say \
+             which store a read reads yet: RC11 executions cannot be replayed from a schedule",
+            point.thread, point.options
+        )))
+    }
+
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
         if let [only] = point.enabled {
             return Ok(*only);

@@ -10,7 +10,9 @@ use std::time::Instant;
 
 use crate::exec::error::internal_error;
 use crate::exec::executor::{Executor, ExecutorSettings};
-use crate::exec::{self, ChoicePoint, Execution, OpKind, Outcome, Scheduler, Stop, ThreadIdx};
+use crate::exec::{
+    self, ChoicePoint, Execution, OpKind, Outcome, Scheduler, Stop, ThreadIdx, WeakPoint,
+};
 use crate::report::{Failure, FailureKind, Names, Renumbering, Schedule};
 use crate::settings::Settings;
 
@@ -116,6 +118,10 @@ impl Scheduler for Guarded<'_> {
         }
         Ok(chosen)
     }
+
+    fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
+        self.inner.choose_weak(point)
+    }
 }
 
 /// Runs executions of one model one after another.
@@ -134,6 +140,7 @@ impl<'m> Runner<'m> {
             spurious_wakeups: settings.spurious_wakeups,
             backtraces: settings.backtraces,
             peeking: settings.peeking,
+            weak: settings.memory_model == crate::MemoryModel::Rc11,
             stack_size: settings.stack_size,
             watchdog: settings.watchdog,
             test: crate::stderr::test_name(settings.test.as_ref().map(|t| t.full_name())),

@@ -11,7 +11,7 @@ use crate::settings::Settings;
 
 use super::runner::{failure, Runner};
 use super::unseen::{self, OsThreads};
-use super::{determinism, trace, Explorer, Strategy};
+use super::{determinism, trace, Explorer, MemoryModel, Strategy};
 
 /// Runs `explorer` until it is done, a failure is found, or a budget runs
 /// out.
@@ -22,7 +22,9 @@ pub(super) fn explore(
     progress: &mut Progress,
 ) -> Report {
     // The DFS (the oracle, bounded or not) counts traces.
-    let reduction = config.strategy == Strategy::Por && config.preemption_bound.is_none();
+    let reduction = config.strategy == Strategy::Por
+        && config.preemption_bound.is_none()
+        && config.memory_model == MemoryModel::SequentiallyConsistent;
     let count_traces = !reduction;
     let mut traces = HashSet::new();
     let start = Instant::now();
@@ -30,6 +32,7 @@ pub(super) fn explore(
         peeking: runner.peeking(),
         preemption_bound: config.preemption_bound,
         reduction,
+        memory_model: config.memory_model,
         ..Report::empty()
     };
     explorer.set_deadline(config.max_duration.map(|max| start + max));
@@ -72,7 +75,10 @@ pub(super) fn explore(
             break;
         }
         if count_traces && outcome.fault.is_none() {
-            traces.insert(trace::fingerprint(&outcome.events));
+            traces.insert(match &outcome.weak {
+                Some(weak) => trace::graph_fingerprint(&outcome.events, weak),
+                None => trace::fingerprint(&outcome.events),
+            });
         }
         let next = explorer.advance(&outcome);
         progress.tick(Counts {
@@ -92,12 +98,13 @@ pub(super) fn explore(
             break;
         }
         if config.check_determinism && !outcome.redundant {
-            let (events, choices) = (
+            let (events, choices, weak) = (
                 std::mem::take(&mut outcome.events),
                 outcome.schedule.clone(),
+                outcome.weak_schedule.clone(),
             );
             runner.reclaim(outcome);
-            let mut again = runner.execute(&mut determinism::Follow::new(choices));
+            let mut again = runner.execute(&mut determinism::Follow::new(choices, weak));
             let differs = match again.fault.take() {
                 Some(exec::Fault::Divergence { message }) => Some(message),
                 _ => determinism::first_difference(&events, &again.events),

@@ -51,6 +51,8 @@ pub struct Report {
     pub(crate) complete_within_bound: bool,
     /// The result comes from the partial-order reduction (not the DFS).
     pub(crate) reduction: bool,
+    /// The memory model atomics followed.
+    pub(crate) memory_model: crate::MemoryModel,
 }
 
 impl Report {
@@ -73,6 +75,7 @@ impl Report {
             preemption_bound: None,
             complete_within_bound: false,
             reduction: false,
+            memory_model: crate::MemoryModel::SequentiallyConsistent,
         }
     }
 
@@ -90,6 +93,12 @@ impl Report {
     /// executions of the abandoned exploration).
     pub fn peeking(&self) -> bool {
         self.peeking
+    }
+
+    /// The memory model the atomics followed
+    /// ([`Builder::memory_model`](crate::Builder::memory_model)).
+    pub fn memory_model(&self) -> crate::MemoryModel {
+        self.memory_model
     }
 
     /// Executions of an exploration with peeking that kase abandoned to

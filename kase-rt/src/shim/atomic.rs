@@ -16,18 +16,31 @@ use std::fmt;
 use std::panic::Location;
 
 use crate::exec::object::{ObjectDetail, ObjectHandle};
+use crate::exec::weak::AtomicIntent;
 use crate::exec::{self, OpKind};
 
 pub use std::sync::atomic::{compiler_fence, Ordering};
 
+/// How an atomic shim's value is reached as bits, for the RC11 store
+/// history (`exec/weak`): the location's current bits, and setting them.
+struct Bits<'a> {
+    get: &'a dyn Fn() -> u64,
+    set: &'a dyn Fn(u64),
+}
+
 /// An atomic access: in a model, a visible operation of kind `kind` on the
-/// location behind `handle`; outside, just `op`.
+/// location behind `handle`; outside, just `op`. Under RC11 the location
+/// holds the value the access reads while `op` runs, then its mo-latest
+/// value again (what non-atomic accesses see).
 #[track_caller]
 #[inline]
+#[allow(clippy::too_many_arguments)] // one private funnel for every method
 fn access<R>(
     handle: &ObjectHandle,
     reset: impl FnOnce(),
     kind: OpKind,
+    intent: AtomicIntent,
+    bits: Bits<'_>,
     op: impl FnOnce() -> R,
     shown: impl FnOnce(&R) -> u64,
     sync: impl FnOnce(&R) -> (OpKind, Ordering),
@@ -36,15 +49,33 @@ fn access<R>(
         return op();
     }
     let location = Location::caller();
-    let object = exec::with(|e| e.object(handle, atomic_detail, reset));
+    let object = exec::with(|e| {
+        let object = e.object(handle, atomic_detail, reset);
+        if e.weak_active() {
+            e.weak_intent(intent);
+        }
+        object
+    });
     exec::visible(Some(object), kind, location, |e, _| {
+        let weak = e.weak_active();
+        if weak {
+            if let Some(read) = e.weak_read(object, kind, (bits.get)()) {
+                (bits.set)(read);
+            }
+        }
         let result = op();
         let value = shown(&result);
         let (as_kind, order) = sync(&result);
         if kind == OpKind::CompareExchange && as_kind == OpKind::Load {
             e.note_unmodified(); // a failed compare-exchange writes nothing
         }
-        e.atomic_hb(object, as_kind, order);
+        if weak {
+            let written = (as_kind != OpKind::Load).then(|| (bits.get)());
+            let latest = e.weak_commit(object, as_kind, order, written);
+            (bits.set)(latest);
+        } else {
+            e.atomic_hb(object, as_kind, order);
+        }
         if as_kind != OpKind::Load {
             // Checked against `unsync_load`s; a race has ended the execution,
             // which stops at this thread's next visible operation.
@@ -99,7 +130,13 @@ fn unsync_read<R>(handle: &ObjectHandle, reset: impl FnOnce(), op: impl FnOnce()
 /// `&mut self` or `self` (nothing can run concurrently with them).
 fn touch(handle: &ObjectHandle, reset: impl FnOnce()) {
     if exec::in_model() {
-        exec::with(|e| e.object(handle, atomic_detail, reset));
+        exec::with(|e| {
+            let object = e.object(handle, atomic_detail, reset);
+            if e.weak_active() {
+                // Under RC11 its history starts again from what `&mut` leaves.
+                e.weak_restart(object);
+            }
+        });
     }
 }
 
@@ -139,6 +176,9 @@ pub fn fence(order: Ordering) {
     std::sync::atomic::fence(order);
     if exec::in_model() {
         exec::visible(None, OpKind::Fence, Location::caller(), |e, _| {
+            if e.weak_active() {
+                e.weak_fence(order);
+            }
             e.fence_hb(order);
             ((), None)
         });
@@ -147,7 +187,7 @@ pub fn fence(order: Ordering) {
 
 /// Methods shared by every atomic shim (`$int` is the value type).
 macro_rules! atomic_common {
-    ($(<$g:ident>)? $name:ident, $int:ty, $show:expr) => {
+    ($(<$g:ident>)? $name:ident, $int:ty, $show:expr, $from:expr) => {
         impl$(<$g>)? $name$(<$g>)? {
             fn reset(&self) -> impl FnOnce() + '_ {
                 move || self.inner.store(self.init, Ordering::Relaxed)
@@ -156,16 +196,26 @@ macro_rules! atomic_common {
             #[track_caller]
             #[inline]
             fn access<R>(&self, kind: OpKind, order: Ordering, op: impl FnOnce() -> R, shown: impl FnOnce(&R) -> u64) -> R {
-                access(&self.handle, self.reset(), kind, op, shown, |_| (kind, order))
+                let intent = AtomicIntent { order, cas: None };
+                let get = || $show(self.inner.load(Ordering::Relaxed));
+                let set = |bits: u64| self.inner.store($from(bits), Ordering::Relaxed);
+                let bits = Bits { get: &get, set: &set };
+                access(&self.handle, self.reset(), kind, intent, bits, op, shown, |_| (kind, order))
             }
 
             #[track_caller]
             #[inline]
-            fn access_cas(&self, success: Ordering, failure: Ordering, op: impl FnOnce() -> Result<$int, $int>) -> Result<$int, $int> {
+            fn access_cas(&self, current: $int, success: Ordering, failure: Ordering, op: impl FnOnce() -> Result<$int, $int>) -> Result<$int, $int> {
+                let intent = AtomicIntent { order: success, cas: Some((failure, $show(current))) };
+                let get = || $show(self.inner.load(Ordering::Relaxed));
+                let set = |bits: u64| self.inner.store($from(bits), Ordering::Relaxed);
+                let bits = Bits { get: &get, set: &set };
                 access(
                     &self.handle,
                     self.reset(),
                     OpKind::CompareExchange,
+                    intent,
+                    bits,
                     op,
                     |r| match r {
                         Ok(v) | Err(v) => $show(*v),
@@ -245,14 +295,14 @@ macro_rules! atomic_common {
             /// value, `Ok` if it was `current`.
             #[track_caller]
             pub fn compare_exchange(&self, current: $int, new: $int, success: Ordering, failure: Ordering) -> Result<$int, $int> {
-                self.access_cas(success, failure, || self.inner.compare_exchange(current, new, success, failure))
+                self.access_cas(current, success, failure, || self.inner.compare_exchange(current, new, success, failure))
             }
 
             /// Like [`compare_exchange`](Self::compare_exchange); std allows it
             /// to fail spuriously, kase's model never does.
             #[track_caller]
             pub fn compare_exchange_weak(&self, current: $int, new: $int, success: Ordering, failure: Ordering) -> Result<$int, $int> {
-                self.access_cas(success, failure, || self.inner.compare_exchange_weak(current, new, success, failure))
+                self.access_cas(current, success, failure, || self.inner.compare_exchange_weak(current, new, success, failure))
             }
 
             /// Fetches the value and applies `f` to it, retrying with
@@ -336,7 +386,7 @@ macro_rules! atomic_int {
             }
         }
 
-        atomic_common!($name, $int, |v: $int| v as u64);
+        atomic_common!($name, $int, |v: $int| v as u64, |b: u64| b as $int);
 
         impl Default for $name {
             fn default() -> Self {
@@ -411,7 +461,7 @@ impl AtomicBool {
     }
 }
 
-atomic_common!(AtomicBool, bool, u64::from);
+atomic_common!(AtomicBool, bool, u64::from, |b: u64| b != 0);
 
 impl Default for AtomicBool {
     fn default() -> Self {
@@ -469,7 +519,7 @@ impl<T> AtomicPtr<T> {
     }
 }
 
-atomic_common!(<T> AtomicPtr, *mut T, |p: *mut T| p as usize as u64);
+atomic_common!(<T> AtomicPtr, *mut T, |p: *mut T| p as usize as u64, |b: u64| b as usize as *mut T);
 
 /// The failure ordering std's `fetch_update` accepts for a read-modify-write
 /// with ordering `order`.

@@ -70,7 +70,7 @@ use self::fast_hash::Map;
 
 use crate::exec::{
     self, ChoicePoint, Execution, Fault, ObjectIdx, ObjectKind, OpKind, Outcome, Scheduler, Stop,
-    ThreadIdx,
+    ThreadIdx, WeakPoint,
 };
 
 use self::names::Name;
@@ -345,6 +345,11 @@ impl Por {
 }
 
 impl Scheduler for Por {
+    fn choose_weak(&mut self, _point: &WeakPoint<'_>) -> Result<usize, Stop> {
+        // The unfolding explores sequentially consistent executions only.
+        crate::exec::error::internal_error!("the partial-order explorer ran under RC11")
+    }
+
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
         let exec = point.execution;
         self.sync(exec.events(), |x| {

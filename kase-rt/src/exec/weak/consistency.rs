@@ -1,0 +1,267 @@
+//! RC11 consistency of an execution graph (`WEAK-MEMORY.md`): the derived
+//! relations, one function each, and the four axioms over them.
+//!
+//! Pure and naive on purpose: it is the reference the weak explorer and its
+//! oracle are checked against, so it follows the model's definitions
+//! literally, as bitset relations and transitive closures (O(n³/64) for n
+//! events).
+
+mod relation;
+#[cfg(test)]
+mod tests;
+
+use super::graph::{Access, Graph};
+use relation::Relation;
+
+/// Which RC11 axiom a graph violates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Violation {
+    /// `hb ; eco?` is reflexive: a read sees a write overwritten before it
+    /// in happens-before, or hb and mo disagree.
+    Coherence,
+    /// An RMW does not read its immediate mo-predecessor.
+    Atomicity,
+    /// `psc` has a cycle: the SeqCst events admit no single total order.
+    SeqCst,
+    /// `po ∪ rf` has a cycle (load buffering out of thin air; C++20's text
+    /// allows it for `Relaxed`, RC11 and every tool in the field forbid it).
+    ThinAir,
+}
+
+/// Checks every RC11 axiom (WEAK-MEMORY.md): coherence (`hb ; eco?`
+/// irreflexive), atomicity (an RMW reads its immediate mo-predecessor; the
+/// initial value counts as the first write), `psc` acyclic, `po ∪ rf`
+/// acyclic. Reports the first violated one in that order.
+pub(crate) fn check(graph: &Graph) -> Result<(), Violation> {
+    let relations = Relations::new(graph);
+    if !coherent(&relations) {
+        return Err(Violation::Coherence);
+    }
+    if !atomic(graph) {
+        return Err(Violation::Atomicity);
+    }
+    if !psc(graph, &relations).is_acyclic() {
+        return Err(Violation::SeqCst);
+    }
+    if !relations.po.clone().union(&relations.rf).is_acyclic() {
+        return Err(Violation::ThinAir);
+    }
+    Ok(())
+}
+
+/// Only the SC axiom (`psc` acyclic) — the one kase's view-based exploration
+/// does not enforce as it goes.
+pub(crate) fn seq_cst_consistent(graph: &Graph) -> bool {
+    psc(graph, &Relations::new(graph)).is_acyclic()
+}
+
+/// Happens-before, `(po ∪ sw)⁺`, of one graph.
+pub(crate) struct HappensBefore {
+    hb: Relation,
+}
+
+impl HappensBefore {
+    /// Computes the graph's happens-before.
+    pub(crate) fn new(graph: &Graph) -> Self {
+        HappensBefore {
+            hb: hb(graph, &po(graph), &rf(graph)),
+        }
+    }
+
+    /// Whether event `a` happens before event `b`.
+    pub(crate) fn before(&self, a: usize, b: usize) -> bool {
+        self.hb.contains(a, b)
+    }
+}
+
+/// The relations every axiom draws on, computed once per check.
+struct Relations {
+    po: Relation,
+    rf: Relation,
+    mo: Relation,
+    fr: Relation,
+    hb: Relation,
+    eco: Relation,
+}
+
+impl Relations {
+    fn new(graph: &Graph) -> Self {
+        debug_assert_eq!(graph.malformation(), None, "malformed graph");
+        let po = po(graph);
+        let rf = rf(graph);
+        let mo = mo(graph);
+        let fr = fr(graph);
+        let hb = hb(graph, &po, &rf);
+        let eco = rf.clone().union(&mo).union(&fr).closure();
+        Relations {
+            po,
+            rf,
+            mo,
+            fr,
+            hb,
+            eco,
+        }
+    }
+}
+
+/// Program order: same thread, added earlier.
+fn po(graph: &Graph) -> Relation {
+    Relation::from_fn(graph.events.len(), |a, b| graph.po(a, b))
+}
+
+/// Reads-from: a write to each read that reads it (the initial value is no
+/// event, so reading it gives no edge).
+fn rf(graph: &Graph) -> Relation {
+    let mut rf = Relation::empty(graph.events.len());
+    for (r, node) in graph.events.iter().enumerate() {
+        if let Some(Some(w)) = node.access.reads_from() {
+            rf.add(w, r);
+        }
+    }
+    rf
+}
+
+/// Modification order: every write to every later write of its location.
+fn mo(graph: &Graph) -> Relation {
+    let mut mo = Relation::empty(graph.events.len());
+    for writes in &graph.mo {
+        for (i, &earlier) in writes.iter().enumerate() {
+            for &later in &writes[i + 1..] {
+                mo.add(earlier, later);
+            }
+        }
+    }
+    mo
+}
+
+/// From-reads, `rf⁻¹ ; mo`: a read to every write mo-after the one it read
+/// (to every write of its location if it read the initial value). An RMW is
+/// never fr-before itself, although it is mo-after the write it read.
+fn fr(graph: &Graph) -> Relation {
+    let mut fr = Relation::empty(graph.events.len());
+    for (r, node) in graph.events.iter().enumerate() {
+        let (Some(location), Some(read)) = (node.access.location(), node.access.reads_from())
+        else {
+            continue;
+        };
+        let writes = graph.mo_of(location);
+        let later = match read {
+            None => 0,
+            Some(w) => writes
+                .iter()
+                .position(|&x| x == w)
+                .map_or(writes.len(), |i| i + 1),
+        };
+        for &w in &writes[later..] {
+            if w != r {
+                fr.add(r, w);
+            }
+        }
+    }
+    fr
+}
+
+/// C++20 release sequences, `[W] ; (rf ; rmw)*`: a write to itself and to
+/// every RMW of the chain reading from it.
+fn rs(graph: &Graph, rf: &Relation) -> Relation {
+    let n = graph.events.len();
+    let into_rmw = rf.filter(|_, b| matches!(graph.events[b].access, Access::Rmw { .. }));
+    let writes = Relation::from_fn(n, |a, b| a == b && graph.events[a].access.is_write());
+    into_rmw.closure().union(&writes)
+}
+
+/// Synchronises-with: `[E ⊒ Release] ; ([F] ; po)? ; rs ; rf ; [R] ;
+/// (po ; [F])? ; [E ⊒ Acquire]` for atomics, plus the graph's own edges
+/// (spawn, join, locks, ...).
+fn sw(graph: &Graph, rf: &Relation) -> Relation {
+    let events = &graph.events;
+    let n = events.len();
+    // The release that heads each write: itself, or a release fence po-before it.
+    let release = Relation::from_fn(n, |a, w| {
+        events[w].access.is_write()
+            && events[a].is_release()
+            && (a == w || (events[a].access == Access::Fence && graph.po(a, w)))
+    });
+    // The acquire that ends at each read: itself, or an acquire fence po-after it.
+    let acquire = Relation::from_fn(n, |r, b| {
+        events[r].access.is_read()
+            && events[b].is_acquire()
+            && (r == b || (events[b].access == Access::Fence && graph.po(r, b)))
+    });
+    let mut sw = release.then(&rs(graph, rf)).then(rf).then(&acquire);
+    for &(a, b) in &graph.sw {
+        sw.add(a, b);
+    }
+    sw
+}
+
+/// Happens-before, `(po ∪ sw)⁺`.
+fn hb(graph: &Graph, po: &Relation, rf: &Relation) -> Relation {
+    po.clone().union(&sw(graph, rf)).closure()
+}
+
+/// Coherence: `hb ; eco?` is irreflexive.
+fn coherent(relations: &Relations) -> bool {
+    let Relations { hb, eco, .. } = relations;
+    hb.is_irreflexive() && (0..hb.len()).all(|a| !hb.successors(a).any(|b| eco.contains(b, a)))
+}
+
+/// Atomicity: every RMW sits in mo right after the write it read (first, if
+/// it read the initial value).
+fn atomic(graph: &Graph) -> bool {
+    graph.events.iter().enumerate().all(|(e, node)| {
+        let Access::Rmw { location, rf } = node.access else {
+            return true;
+        };
+        let writes = graph.mo_of(location);
+        match writes.iter().position(|&w| w == e) {
+            Some(i) => rf == i.checked_sub(1).map(|p| writes[p]),
+            None => false,
+        }
+    })
+}
+
+/// Whether both events access the same location. Fences and other events
+/// have none, so they are at a "different location" from everything,
+/// themselves included. The choice is immaterial to `psc`: it only decides
+/// `po|≠loc` between two location-less events, and such an edge only matters
+/// behind a SeqCst fence's `hb?`, where `hb? ; po` already reaches the same
+/// events.
+fn same_location(graph: &Graph, a: usize, b: usize) -> bool {
+    let location = graph.events[a].access.location();
+    location.is_some() && location == graph.events[b].access.location()
+}
+
+/// `scb = po ∪ (po|≠loc ; hb ; po|≠loc) ∪ hb|loc ∪ mo ∪ fr`.
+fn scb(graph: &Graph, relations: &Relations) -> Relation {
+    let Relations { po, mo, fr, hb, .. } = relations;
+    let po_elsewhere = po.filter(|a, b| !same_location(graph, a, b));
+    let hb_here = hb.filter(|a, b| same_location(graph, a, b));
+    po.clone()
+        .union(&po_elsewhere.then(hb).then(&po_elsewhere))
+        .union(&hb_here)
+        .union(mo)
+        .union(fr)
+}
+
+/// `psc = psc_base ∪ psc_F`, over SeqCst events, where
+/// `psc_base = ([E^sc] ∪ [F^sc] ; hb?) ; scb ; ([E^sc] ∪ hb? ; [F^sc])` and
+/// `psc_F = [F^sc] ; (hb ∪ hb ; eco ; hb) ; [F^sc]`.
+fn psc(graph: &Graph, relations: &Relations) -> Relation {
+    let Relations { hb, eco, .. } = relations;
+    let events = &graph.events;
+    let n = events.len();
+    let hb_opt = |a: usize, b: usize| a == b || hb.contains(a, b);
+    let into = Relation::from_fn(n, |x, a| {
+        (x == a && events[a].is_sc_access()) || (events[x].is_sc_fence() && hb_opt(x, a))
+    });
+    let out_of = Relation::from_fn(n, |b, y| {
+        (b == y && events[b].is_sc_access()) || (events[y].is_sc_fence() && hb_opt(b, y))
+    });
+    let base = into.then(&scb(graph, relations)).then(&out_of);
+    let fences = hb
+        .clone()
+        .union(&hb.then(eco).then(hb))
+        .filter(|a, b| events[a].is_sc_fence() && events[b].is_sc_fence());
+    base.union(&fences)
+}

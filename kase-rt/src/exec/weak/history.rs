@@ -1,0 +1,249 @@
+//! One atomic location under RC11: its stores in modification order, and
+//! what coherence lets each access read or where it lets a store go.
+//!
+//! Coherence is kept as the exploration goes (WEAK-MEMORY.md, "view"
+//! reasoning): an access may not go below the thread's *floor*, the
+//! mo-latest store among those it has seen through happens-before — stores
+//! that happen before it, and stores read by reads that happen before it.
+//! A read reads at or above its floor; a store is placed above it; a
+//! read-modify-write reads a store no other one read and goes right after
+//! it. Every coherent, atomic graph is reached this way, and only those
+//! (the module tests and the consistency checker hold it to that).
+
+use crate::exec::action::ThreadIdx;
+use crate::exec::clock::VectorClock;
+
+/// A store to the location (or its initial value).
+#[derive(Clone, Debug)]
+pub(crate) struct StoreRecord {
+    /// The stored value, as bits.
+    pub bits: u64,
+    /// The event that stored it (`None`: the initial value).
+    pub event: Option<usize>,
+    /// Who stored it, and the thread's happens-before epoch then (`None`:
+    /// the initial value, which happens before everything).
+    pub by: Option<(ThreadIdx, u32)>,
+    /// What an acquiring read of it acquires: the clock its release
+    /// sequence published (empty for a plain `Relaxed` store).
+    pub message: VectorClock,
+    /// A read-modify-write read it: no other may (atomicity).
+    pub taken: bool,
+}
+
+/// An access that saw a store: the store's id, and who saw it when.
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    thread: ThreadIdx,
+    epoch: u32,
+    store: usize,
+}
+
+/// The stores of one location, by id (0 is the initial value), and their
+/// modification order.
+#[derive(Clone, Debug)]
+pub(crate) struct LocationHistory {
+    stores: Vec<StoreRecord>,
+    /// Store ids in modification order.
+    mo: Vec<usize>,
+    /// Every access so far, for the floors.
+    seen: Vec<Seen>,
+}
+
+impl LocationHistory {
+    /// A location holding `bits` before any store.
+    pub(crate) fn new(bits: u64) -> Self {
+        LocationHistory {
+            stores: vec![StoreRecord {
+                bits,
+                event: None,
+                by: None,
+                message: VectorClock::new(),
+                taken: false,
+            }],
+            mo: vec![0],
+            seen: Vec::new(),
+        }
+    }
+
+    /// The store with id `id`.
+    pub(crate) fn store(&self, id: usize) -> &StoreRecord {
+        &self.stores[id]
+    }
+
+    /// Store ids in modification order (the initial value first).
+    pub(crate) fn mo(&self) -> &[usize] {
+        &self.mo
+    }
+
+    /// The value a non-atomic access sees: the mo-latest store's.
+    pub(crate) fn latest_bits(&self) -> u64 {
+        self.stores[*self.mo.last().expect("the initial value")].bits
+    }
+
+    fn position(&self, id: usize) -> usize {
+        self.mo
+            .iter()
+            .position(|&s| s == id)
+            .expect("a store of this location")
+    }
+
+    /// The lowest mo position an access by `thread`, whose happens-before
+    /// clock is `clock`, may read or store above.
+    pub(crate) fn floor(&self, thread: ThreadIdx, clock: &VectorClock) -> usize {
+        self.seen
+            .iter()
+            .filter(|s| s.thread == thread || clock.get(s.thread) >= s.epoch)
+            .map(|s| self.position(s.store))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The stores a read with floor `floor` may read, mo-latest first (the
+    /// one a sequentially consistent run reads first). With `rmw`, only
+    /// those no read-modify-write read yet, except that a compare-exchange
+    /// expecting `expected` may still read a taken one whose value differs
+    /// (it fails, so it is a plain read).
+    pub(crate) fn readable(&self, floor: usize, rmw: Option<Rmw>) -> Vec<usize> {
+        self.mo[floor..]
+            .iter()
+            .rev()
+            .copied()
+            .filter(|&id| {
+                let store = &self.stores[id];
+                match rmw {
+                    None => true,
+                    Some(Rmw::Always) => !store.taken,
+                    Some(Rmw::IfEquals(expected)) => !store.taken || store.bits != expected,
+                }
+            })
+            .collect()
+    }
+
+    /// The mo positions a store with floor `floor` may take, as "right after
+    /// position p", latest first; never between a store and the
+    /// read-modify-write that read it.
+    pub(crate) fn placements(&self, floor: usize) -> Vec<usize> {
+        (floor..self.mo.len())
+            .rev()
+            .filter(|&p| !self.stores[self.mo[p]].taken)
+            .collect()
+    }
+
+    /// Records a read of store `id` by `thread` at `epoch`.
+    pub(crate) fn read(&mut self, thread: ThreadIdx, epoch: u32, id: usize) {
+        self.seen.push(Seen {
+            thread,
+            epoch,
+            store: id,
+        });
+    }
+
+    /// Marks store `id` as read by a read-modify-write.
+    pub(crate) fn take(&mut self, id: usize) {
+        debug_assert!(
+            !self.stores[id].taken,
+            "two read-modify-writes read one store"
+        );
+        self.stores[id].taken = true;
+    }
+
+    /// Places `store` right after mo position `after`; returns its id.
+    pub(crate) fn insert(&mut self, after: usize, store: StoreRecord) -> usize {
+        let id = self.stores.len();
+        if let Some((thread, epoch)) = store.by {
+            self.seen.push(Seen {
+                thread,
+                epoch,
+                store: id,
+            });
+        }
+        self.stores.push(store);
+        self.mo.insert(after + 1, id);
+        id
+    }
+
+    /// The mo position of the store read-modify-writes reading `id` go to.
+    pub(crate) fn after(&self, id: usize) -> usize {
+        self.position(id)
+    }
+}
+
+/// What kind of read-modify-write a read is part of.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Rmw {
+    /// It always writes (`fetch_*`, `swap`).
+    Always,
+    /// A compare-exchange: it writes iff it reads this value.
+    IfEquals(u64),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: ThreadIdx = ThreadIdx(0);
+    const B: ThreadIdx = ThreadIdx(1);
+
+    fn store(bits: u64, by: ThreadIdx, epoch: u32) -> StoreRecord {
+        StoreRecord {
+            bits,
+            event: None,
+            by: Some((by, epoch)),
+            message: VectorClock::new(),
+            taken: false,
+        }
+    }
+
+    #[test]
+    fn a_thread_never_reads_below_what_it_saw() {
+        let mut x = LocationHistory::new(0);
+        let nobody = VectorClock::new();
+        let one = x.insert(0, store(1, A, 1));
+        let two = x.insert(1, store(2, A, 2));
+        // B has seen nothing: it may read every store, latest first.
+        assert_eq!(x.readable(x.floor(B, &nobody), None), vec![two, one, 0]);
+        // Once B read `one`, it reads `one` or later only.
+        x.read(B, 1, one);
+        assert_eq!(x.readable(x.floor(B, &nobody), None), vec![two, one]);
+        // A wrote both: it reads its own latest store only.
+        assert_eq!(x.readable(x.floor(A, &nobody), None), vec![two]);
+    }
+
+    #[test]
+    fn happens_before_carries_what_was_seen() {
+        let mut x = LocationHistory::new(0);
+        let one = x.insert(0, store(1, A, 3));
+        let mut after_a = VectorClock::new();
+        after_a.set(A, 3);
+        assert_eq!(x.readable(x.floor(B, &after_a), None), vec![one]);
+        after_a.set(A, 2);
+        assert_eq!(x.readable(x.floor(B, &after_a), None), vec![one, 0]);
+    }
+
+    #[test]
+    fn read_modify_writes_read_a_store_no_other_one_read() {
+        let mut x = LocationHistory::new(0);
+        let nobody = VectorClock::new();
+        x.take(0);
+        let rmw = x.insert(x.after(0), store(1, A, 1));
+        assert_eq!(x.mo(), &[0, rmw]);
+        assert_eq!(x.readable(0, Some(Rmw::Always)), vec![rmw]);
+        // A compare-exchange expecting 0 reads the initial value only to fail
+        // — it cannot: 0 equals what it expects. Expecting 5 it may (fails).
+        assert_eq!(x.readable(0, Some(Rmw::IfEquals(0))), vec![rmw]);
+        assert_eq!(x.readable(0, Some(Rmw::IfEquals(5))), vec![rmw, 0]);
+        // A store may not go between the initial value and the RMW.
+        assert_eq!(x.placements(x.floor(B, &nobody)), vec![1]);
+    }
+
+    #[test]
+    fn stores_go_anywhere_above_the_floor() {
+        let mut x = LocationHistory::new(0);
+        let nobody = VectorClock::new();
+        let a = x.insert(0, store(1, A, 1));
+        assert_eq!(x.placements(x.floor(B, &nobody)), vec![1, 0]);
+        let b = x.insert(0, store(2, B, 1));
+        assert_eq!(x.mo(), &[0, b, a]);
+        assert_eq!(x.latest_bits(), 1);
+    }
+}

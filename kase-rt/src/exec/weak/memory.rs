@@ -1,0 +1,472 @@
+//! Rust's memory model (RC11) in one execution: which store each atomic
+//! read reads, and where each store goes in its location's modification
+//! order — the choices an explorer makes
+//! ([`Scheduler::choose_weak`](crate::exec::Scheduler::choose_weak)) — and
+//! happens-before through the stores' release sequences.
+//!
+//! Coherence and atomicity hold by construction (`history.rs`); the
+//! SeqCst axiom (`psc` acyclic) is checked on the graph so far for every
+//! candidate once the execution has a `SeqCst` event, so every execution
+//! that runs on is consistent.
+
+use std::sync::atomic::Ordering;
+
+use super::consistency;
+use super::graph::{Access, Graph, Node};
+use super::history::{LocationHistory, Rmw, StoreRecord};
+use crate::exec::action::{ObjectIdx, OpKind, ThreadIdx};
+use crate::exec::clock::VectorClock;
+use crate::exec::error::OrInternal;
+use crate::exec::execution::Execution;
+use crate::exec::object::ObjectDetail;
+
+/// What a thread's next atomic access is, told before it runs, so that the
+/// explorer can be offered exactly its consistent choices.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AtomicIntent {
+    /// Its ordering (a compare-exchange's success ordering).
+    pub order: Ordering,
+    /// A compare-exchange: its failure ordering and the bits it expects.
+    pub cas: Option<(Ordering, u64)>,
+}
+
+/// One way an access can go: read store `id`, or store right after mo
+/// position `p`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Candidate {
+    Read(usize),
+    Place(usize),
+}
+
+/// A location's history and its name in the graph.
+#[derive(Clone, Debug)]
+struct Located {
+    history: LocationHistory,
+    graph_location: u32,
+}
+
+/// Which store each read read and each location's modification order, as
+/// events of the execution: what tells two executions' graphs apart.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct WeakSummary {
+    /// For each atomic read (or read-modify-write) event: the event whose
+    /// store it read (`None`: the location's initial value).
+    pub rf: Vec<(usize, Option<usize>)>,
+    /// Per location: its store events in modification order.
+    pub mo: Vec<Vec<usize>>,
+}
+
+/// The RC11 state of one execution.
+#[derive(Debug, Default)]
+pub(crate) struct WeakMemory {
+    /// By object index; `None` until its first atomic access (or after a
+    /// `&mut` access, which starts it afresh).
+    locations: Vec<Option<Located>>,
+    graph: Graph,
+    /// Per graph node: the event it is.
+    node_events: Vec<usize>,
+    /// Per thread: its nodes in program order, with its happens-before
+    /// epoch at each.
+    thread_nodes: Vec<Vec<(u32, usize)>>,
+    /// The graph has a `SeqCst` event: candidates must keep `psc` acyclic.
+    seq_cst: bool,
+    /// Per thread: its announced atomic access.
+    intents: Vec<Option<AtomicIntent>>,
+    /// The explorer's choice for the access about to run.
+    choice: Option<usize>,
+    /// The running access's chosen candidate, between read and commit.
+    prepared: Option<Candidate>,
+}
+
+fn is_seq_cst(intent: &AtomicIntent) -> bool {
+    intent.order == Ordering::SeqCst || matches!(intent.cas, Some((Ordering::SeqCst, _)))
+}
+
+impl WeakMemory {
+    fn located(&self, object: ObjectIdx) -> Option<&Located> {
+        self.locations.get(object.0 as usize)?.as_ref()
+    }
+
+    /// Synchronises-with edges standing for what `clock` (a thread's
+    /// happens-before before its new node) has seen of other threads'
+    /// nodes: locks, spawns, joins, and atomics' synchronisation so far.
+    fn edges_into(&self, thread: ThreadIdx, clock: &VectorClock, to: usize) -> Vec<(usize, usize)> {
+        let mut edges = Vec::new();
+        for (u, nodes) in self.thread_nodes.iter().enumerate() {
+            if u == thread.index() {
+                continue;
+            }
+            let seen = clock.get(ThreadIdx(u as u32));
+            if let Some(&(_, node)) = nodes.iter().rev().find(|(epoch, _)| *epoch <= seen) {
+                edges.push((node, to));
+            }
+        }
+        edges
+    }
+
+    /// The node `candidate` makes, and where its store goes in its
+    /// location's graph modification order.
+    fn node_for(
+        &self,
+        thread: ThreadIdx,
+        located: &Located,
+        kind: OpKind,
+        intent: &AtomicIntent,
+        candidate: Candidate,
+    ) -> (Node, Option<usize>) {
+        let location = located.graph_location;
+        let history = &located.history;
+        let (access, order, mo_index) = match candidate {
+            Candidate::Place(p) => (Access::Write { location }, intent.order, Some(p)),
+            Candidate::Read(id) => {
+                let rf = history.store(id).event;
+                let writes = match (kind, intent.cas) {
+                    (OpKind::Load, _) => false,
+                    (OpKind::CompareExchange, Some((_, expected))) => {
+                        history.store(id).bits == expected
+                    }
+                    _ => true,
+                };
+                if writes {
+                    let at = history.after(id);
+                    (Access::Rmw { location, rf }, intent.order, Some(at))
+                } else {
+                    let order = intent.cas.map_or(intent.order, |(failure, _)| failure);
+                    (Access::Read { location, rf }, order, None)
+                }
+            }
+        };
+        let node = Node {
+            thread: thread.0,
+            access,
+            order,
+        };
+        (node, mo_index)
+    }
+
+    /// Adds `node` to `graph` with its store at `mo_index` of its
+    /// location's order.
+    fn add(graph: &mut Graph, node: Node, mo_index: Option<usize>, sw: Vec<(usize, usize)>) {
+        let index = graph.events.len();
+        if let (Some(at), Access::Write { location } | Access::Rmw { location, .. }) =
+            (mo_index, node.access)
+        {
+            graph.mo[location as usize].insert(at, index);
+        }
+        graph.events.push(node);
+        graph.sw.extend(sw);
+    }
+}
+
+impl Execution {
+    fn weak(&self) -> &WeakMemory {
+        self.weak.as_ref().or_internal("RC11 state without RC11")
+    }
+
+    fn weak_mut(&mut self) -> &mut WeakMemory {
+        self.weak.as_mut().or_internal("RC11 state without RC11")
+    }
+
+    /// Whether atomics follow RC11 in this execution.
+    pub(crate) fn weak_on(&self) -> bool {
+        self.weak.is_some()
+    }
+
+    /// Whether the running access follows RC11: the model runs under it and
+    /// the execution is not being torn down (unwound threads' accesses run
+    /// plainly).
+    pub(crate) fn weak_active(&self) -> bool {
+        self.weak.is_some() && !self.teardown
+    }
+
+    /// The current thread's next visible operation is an atomic access with
+    /// `intent`.
+    pub(crate) fn weak_intent(&mut self, intent: AtomicIntent) {
+        let t = self.current.index();
+        let weak = self.weak_mut();
+        if weak.intents.len() <= t {
+            weak.intents.resize(t + 1, None);
+        }
+        weak.intents[t] = Some(intent);
+    }
+
+    /// The consistent ways an access `kind` to `object` by thread `t` can
+    /// go, the one a sequentially consistent run takes first.
+    fn candidates(&self, t: ThreadIdx, object: ObjectIdx, kind: OpKind) -> Vec<Candidate> {
+        let weak = self.weak();
+        let atomic = matches!(
+            self.objects[object.0 as usize].detail,
+            ObjectDetail::Atomic(_)
+        );
+        let intent = weak.intents.get(t.index()).copied().flatten();
+        let (true, Some(intent), Some(located)) = (atomic, intent, weak.located(object)) else {
+            // A first access has one way to go: the initial value is the
+            // only store (and a graph cannot become inconsistent through
+            // an event no other one reaches).
+            return vec![Candidate::Read(0)];
+        };
+        let history = &located.history;
+        let clock = &self.thread(t).hb.clock;
+        let floor = history.floor(t, clock);
+        let candidates: Vec<Candidate> = match kind {
+            OpKind::Store => history
+                .placements(floor)
+                .into_iter()
+                .map(Candidate::Place)
+                .collect(),
+            OpKind::Load => history
+                .readable(floor, None)
+                .into_iter()
+                .map(Candidate::Read)
+                .collect(),
+            OpKind::Rmw => history
+                .readable(floor, Some(Rmw::Always))
+                .into_iter()
+                .map(Candidate::Read)
+                .collect(),
+            OpKind::CompareExchange => {
+                let expected = intent.cas.map_or(0, |(_, bits)| bits);
+                history
+                    .readable(floor, Some(Rmw::IfEquals(expected)))
+                    .into_iter()
+                    .map(Candidate::Read)
+                    .collect()
+            }
+            _ => return vec![Candidate::Read(0)],
+        };
+        if !(weak.seq_cst || is_seq_cst(&intent)) {
+            return candidates;
+        }
+        let to = weak.graph.events.len();
+        let sw = weak.edges_into(t, clock, to);
+        candidates
+            .into_iter()
+            .filter(|&c| {
+                let (node, mo_index) = weak.node_for(t, located, kind, &intent, c);
+                let mut graph = weak.graph.clone();
+                WeakMemory::add(&mut graph, node, mo_index, sw.clone());
+                consistency::seq_cst_consistent(&graph)
+            })
+            .collect()
+    }
+
+    /// How many consistent ways thread `t`'s pending operation can go (1
+    /// for anything but an atomic access; 0: none, the execution is
+    /// inconsistent from here).
+    pub(crate) fn weak_options(&self, t: ThreadIdx) -> usize {
+        match self.thread(t).pending {
+            Some(pending) => match pending.action.object {
+                Some(object) => self.candidates(t, object, pending.action.kind).len(),
+                None => 1,
+            },
+            None => 1,
+        }
+    }
+
+    /// The explorer chose option `k` of the next access.
+    pub(crate) fn set_weak_choice(&mut self, k: usize) {
+        self.weak_mut().choice = Some(k);
+    }
+
+    /// The read part of the running atomic access to `object` (`kind`, the
+    /// announced one): the bits it reads (`None` for a store), chosen as the
+    /// explorer said. `current` is the location's value now, its initial
+    /// value if this is its first access.
+    pub(crate) fn weak_read(
+        &mut self,
+        object: ObjectIdx,
+        kind: OpKind,
+        current: u64,
+    ) -> Option<u64> {
+        let index = object.0 as usize;
+        let weak = self.weak_mut();
+        if weak.locations.len() <= index {
+            weak.locations.resize(index + 1, None);
+        }
+        if weak.locations[index].is_none() {
+            let graph_location = weak.graph.mo.len() as u32;
+            weak.graph.mo.push(Vec::new());
+            weak.locations[index] = Some(Located {
+                history: LocationHistory::new(current),
+                graph_location,
+            });
+        }
+        let candidates = self.candidates(self.current, object, kind);
+        let weak = self.weak_mut();
+        let k = weak.choice.take().unwrap_or(0);
+        let candidate = *candidates
+            .get(k)
+            .or_internal("the explorer chose an access option that does not exist");
+        weak.prepared = Some(candidate);
+        match (kind, candidate) {
+            (OpKind::Store, _) | (_, Candidate::Place(_)) => None,
+            (_, Candidate::Read(id)) => {
+                let located = weak.located(object).or_internal("a location just made");
+                Some(located.history.store(id).bits)
+            }
+        }
+    }
+
+    /// The rest of the running atomic access to `object`, which happened as
+    /// `as_kind` with `order` (a compare-exchange as what it turned out to
+    /// be) and stored `written`: happens-before, the history and the graph
+    /// move past it. Returns the bits of the location's mo-latest store,
+    /// which non-atomic accesses see.
+    pub(crate) fn weak_commit(
+        &mut self,
+        object: ObjectIdx,
+        as_kind: OpKind,
+        order: Ordering,
+        written: Option<u64>,
+    ) -> u64 {
+        let t = self.current;
+        let event = self.events.len() - 1;
+        let thread = self.threads[t.index()]
+            .as_mut()
+            .or_internal("unknown thread");
+        let before = thread.hb.clock.clone();
+        let epoch = before.get(t);
+        let hb = &mut thread.hb;
+        let weak = self.weak.as_mut().or_internal("RC11 state without RC11");
+        let candidate = weak
+            .prepared
+            .take()
+            .or_internal("an access without its read");
+        let node_index = weak.graph.events.len();
+        let sw = weak.edges_into(t, &before, node_index);
+        let located = weak.locations[object.0 as usize]
+            .as_mut()
+            .or_internal("an unknown location");
+        let location = located.graph_location;
+        let history = &mut located.history;
+        let (access, mo_index) = match candidate {
+            Candidate::Read(id) => {
+                let mut message = history.store(id).message.clone();
+                let rf = history.store(id).event;
+                hb.atomic(as_kind, order, &mut message);
+                history.read(t, epoch, id);
+                if as_kind == OpKind::Load {
+                    (Access::Read { location, rf }, None)
+                } else {
+                    history.take(id);
+                    let at = history.after(id);
+                    history.insert(
+                        at,
+                        StoreRecord {
+                            bits: written.or_internal("a read-modify-write stored nothing"),
+                            event: Some(node_index),
+                            by: Some((t, epoch)),
+                            message,
+                            taken: false,
+                        },
+                    );
+                    (Access::Rmw { location, rf }, Some(at))
+                }
+            }
+            Candidate::Place(p) => {
+                let mut message = VectorClock::new();
+                hb.atomic(OpKind::Store, order, &mut message);
+                history.insert(
+                    p,
+                    StoreRecord {
+                        bits: written.or_internal("a store stored nothing"),
+                        event: Some(node_index),
+                        by: Some((t, epoch)),
+                        message,
+                        taken: false,
+                    },
+                );
+                (Access::Write { location }, Some(p))
+            }
+        };
+        let latest = history.latest_bits();
+        weak.push(
+            t,
+            epoch,
+            event,
+            Node {
+                thread: t.0,
+                access,
+                order,
+            },
+            mo_index,
+            sw,
+        );
+        latest
+    }
+
+    /// A fence by the current thread (its happens-before is `fence_hb`'s).
+    pub(crate) fn weak_fence(&mut self, order: Ordering) {
+        let t = self.current;
+        let event = self.events.len() - 1;
+        let before = self.thread(t).hb.clock.clone();
+        let weak = self.weak_mut();
+        let sw = weak.edges_into(t, &before, weak.graph.events.len());
+        let node = Node {
+            thread: t.0,
+            access: Access::Fence,
+            order,
+        };
+        weak.push(t, before.get(t), event, node, None, sw);
+    }
+
+    /// `object` was reached through `&mut` (`get_mut`, `into_inner`): every
+    /// access to it so far happens before whatever follows, so its next
+    /// access starts a new history from the value it then holds.
+    pub(crate) fn weak_restart(&mut self, object: ObjectIdx) {
+        if let Some(slot) = self.weak_mut().locations.get_mut(object.0 as usize) {
+            *slot = None;
+        }
+    }
+
+    /// Reads-from and modification orders of the execution, by event.
+    pub(crate) fn weak_summary(&self) -> WeakSummary {
+        let weak = self.weak();
+        let event = |node: usize| weak.node_events[node];
+        let rf = weak
+            .graph
+            .events
+            .iter()
+            .enumerate()
+            .filter_map(|(i, node)| match node.access {
+                Access::Read { rf, .. } | Access::Rmw { rf, .. } => Some((event(i), rf.map(event))),
+                _ => None,
+            })
+            .collect();
+        let mo = weak
+            .graph
+            .mo
+            .iter()
+            .map(|stores| stores.iter().map(|&n| event(n)).collect())
+            .collect();
+        WeakSummary { rf, mo }
+    }
+}
+
+impl WeakMemory {
+    /// Records a new node of `thread` (event `event`, epoch `epoch`).
+    fn push(
+        &mut self,
+        thread: ThreadIdx,
+        epoch: u32,
+        event: usize,
+        node: Node,
+        mo_index: Option<usize>,
+        sw: Vec<(usize, usize)>,
+    ) {
+        let index = self.graph.events.len();
+        self.seq_cst |= node.order == Ordering::SeqCst;
+        Self::add(&mut self.graph, node, mo_index, sw);
+        self.node_events.push(event);
+        if self.thread_nodes.len() <= thread.index() {
+            self.thread_nodes.resize(thread.index() + 1, Vec::new());
+        }
+        self.thread_nodes[thread.index()].push((epoch, index));
+        #[cfg(debug_assertions)]
+        if let Err(violation) = consistency::check(&self.graph) {
+            crate::exec::error::internal_error!(
+                "the RC11 exploration made an inconsistent graph ({violation:?})"
+            );
+        }
+    }
+}
