@@ -10,19 +10,47 @@ use kase::sync::atomic::{AtomicUsize, Ordering, Ordering::*};
 use kase::sync::Arc;
 use kase::{thread, Builder, MemoryModel, Report, Strategy};
 
-/// Every outcome `model` returns under RC11, and the report.
+/// Every outcome `model` returns under RC11, and the report, explored with
+/// the reduction (one execution per graph, checked) and, unless `oracle` is
+/// false (too many interleavings), by the exhaustive enumeration too, which
+/// must agree on outcomes and graphs.
+fn explored<T: Ord + Debug + Send>(
+    model: impl Fn() -> T + Sync,
+    oracle: bool,
+) -> (BTreeSet<T>, Report) {
+    let run = |strategy| {
+        let seen = std::sync::Mutex::new(BTreeSet::new());
+        let report = Builder::new()
+            .memory_model(MemoryModel::Rc11)
+            .strategy(strategy)
+            .explore(|| {
+                let outcome = model();
+                seen.lock().unwrap().insert(outcome);
+            });
+        assert!(report.failure().is_none(), "{report:?}");
+        assert!(report.complete());
+        (seen.into_inner().unwrap(), report)
+    };
+    let (seen, report) = run(Strategy::Por);
+    assert_eq!(
+        Some(report.executions() - report.sleep_set_blocked()),
+        report.traces(),
+        "one execution per graph: {report:?}"
+    );
+    if oracle {
+        let (all, every) = run(Strategy::Exhaustive);
+        assert_eq!(
+            seen, all,
+            "the reduction and the oracle see the same outcomes"
+        );
+        assert_eq!(report.traces(), every.traces(), "and the same graphs");
+    }
+    (seen, report)
+}
+
+/// As [`explored`], with the oracle.
 fn outcomes<T: Ord + Debug + Send>(model: impl Fn() -> T + Sync) -> (BTreeSet<T>, Report) {
-    let seen = std::sync::Mutex::new(BTreeSet::new());
-    let report = Builder::new()
-        .memory_model(MemoryModel::Rc11)
-        .strategy(Strategy::Exhaustive)
-        .explore(|| {
-            let outcome = model();
-            seen.lock().unwrap().insert(outcome);
-        });
-    assert!(report.failure().is_none(), "{report:?}");
-    assert!(report.complete());
-    (seen.into_inner().unwrap(), report)
+    explored(model, true)
 }
 
 fn atomics<const N: usize>() -> Arc<[AtomicUsize; N]> {
@@ -58,5 +86,382 @@ fn store_buffering_reads_both_initial_values_unless_seq_cst() {
     }
     let (seen, report) = outcomes(sb(SeqCst, SeqCst));
     assert_eq!(seen, set(&[(0, 1), (1, 0), (1, 1)]));
+    assert_eq!(report.traces(), Some(3));
+}
+
+/// Runs `threads` (each given the shared locations) as spawned threads and
+/// returns what each returned, then the final value of every location.
+fn litmus<const N: usize>(
+    threads: &[fn(&[AtomicUsize; N]) -> Vec<usize>],
+) -> (Vec<Vec<usize>>, Vec<usize>) {
+    let v = atomics::<N>();
+    let handles: Vec<_> = threads
+        .iter()
+        .map(|&body| {
+            let v = v.clone();
+            thread::spawn(move || body(&v))
+        })
+        .collect();
+    let results = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let finals = v.iter().map(|x| x.load(Relaxed)).collect();
+    (results, finals)
+}
+
+#[test]
+fn message_passing_is_ordered_only_by_release_acquire() {
+    // data = 1; flag = 1 ‖ r1 = flag; r2 = data — r1 = 1, r2 = 0 is stale.
+    let relaxed = || {
+        litmus::<2>(&[
+            |v| {
+                v[0].store(1, Relaxed);
+                v[1].store(1, Relaxed);
+                vec![]
+            },
+            |v| vec![v[1].load(Relaxed), v[0].load(Relaxed)],
+        ])
+        .0
+    };
+    let (seen, report) = outcomes(relaxed);
+    assert!(seen.contains(&vec![vec![], vec![1, 0]]), "{seen:?}");
+    assert_eq!((seen.len(), report.traces()), (4, Some(4)));
+    let release_acquire = || {
+        litmus::<2>(&[
+            |v| {
+                v[0].store(1, Relaxed);
+                v[1].store(1, Release);
+                vec![]
+            },
+            |v| vec![v[1].load(Acquire), v[0].load(Relaxed)],
+        ])
+        .0
+    };
+    let (seen, report) = outcomes(release_acquire);
+    assert!(!seen.contains(&vec![vec![], vec![1, 0]]), "{seen:?}");
+    assert_eq!((seen.len(), report.traces()), (3, Some(3)));
+}
+
+#[test]
+fn load_buffering_stays_forbidden() {
+    // r1 = x; y = 1 ‖ r2 = y; x = 1 — r1 = r2 = 1 is out of thin air.
+    let (seen, report) = outcomes(|| {
+        litmus::<2>(&[
+            |v| {
+                let r = v[0].load(Relaxed);
+                v[1].store(1, Relaxed);
+                vec![r]
+            },
+            |v| {
+                let r = v[1].load(Relaxed);
+                v[0].store(1, Relaxed);
+                vec![r]
+            },
+        ])
+        .0
+    });
+    assert!(!seen.contains(&vec![vec![1], vec![1]]));
+    assert_eq!((seen.len(), report.traces()), (3, Some(3)));
+}
+
+/// 2+2W: `x = 1; y = 2 ‖ y = 1; x = 2`; the outcome is the final values.
+fn two_plus_two_w(order: Ordering) -> impl Fn() -> Vec<usize> + Sync {
+    move || {
+        let v = atomics::<2>();
+        let w = v.clone();
+        let t = thread::spawn(move || {
+            w[1].store(1, order);
+            w[0].store(2, order);
+        });
+        v[0].store(1, order);
+        v[1].store(2, order);
+        t.join().unwrap();
+        vec![v[0].load(Relaxed), v[1].load(Relaxed)]
+    }
+}
+
+#[test]
+fn two_plus_two_writes_disagree_unless_seq_cst() {
+    for order in [Relaxed, Release] {
+        let (seen, report) = outcomes(two_plus_two_w(order));
+        assert!(seen.contains(&vec![1, 1]), "{order:?}");
+        assert_eq!((seen.len(), report.traces()), (4, Some(4)), "{order:?}");
+    }
+    let (seen, report) = outcomes(two_plus_two_w(SeqCst));
+    assert!(!seen.contains(&vec![1, 1]));
+    assert_eq!((seen.len(), report.traces()), (3, Some(3)));
+}
+
+/// IRIW: `x = 1 ‖ y = 1 ‖ a = x; b = y ‖ c = y; d = x`, the readers'
+/// loads with `order` and, if `fenced`, a SeqCst fence between them.
+fn iriw(order: Ordering, fenced: bool) -> impl Fn() -> Vec<usize> + Sync {
+    move || {
+        let v = atomics::<2>();
+        let spawn = |f: Box<dyn Fn(&[AtomicUsize; 2]) -> Vec<usize> + Send>| {
+            let v = v.clone();
+            thread::spawn(move || f(&v))
+        };
+        let store = if order == SeqCst { SeqCst } else { Relaxed };
+        let read = move |v: &[AtomicUsize; 2], first: usize| {
+            let a = v[first].load(order);
+            if fenced {
+                kase::sync::atomic::fence(SeqCst);
+            }
+            vec![a, v[1 - first].load(order)]
+        };
+        let handles = [
+            spawn(Box::new(move |v| {
+                v[0].store(1, store);
+                vec![]
+            })),
+            spawn(Box::new(move |v| {
+                v[1].store(1, store);
+                vec![]
+            })),
+            spawn(Box::new(move |v| read(v, 0))),
+            spawn(Box::new(move |v| read(v, 1))),
+        ];
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    }
+}
+
+#[test]
+fn independent_reads_of_independent_writes_disagree_unless_seq_cst() {
+    // a = 1, b = 0 (x before y) and c = 1, d = 0 (y before x).
+    let disagree = vec![1, 0, 1, 0];
+    for order in [Relaxed, Acquire] {
+        let (seen, report) = explored(iriw(order, false), false);
+        assert!(seen.contains(&disagree), "{order:?}");
+        assert_eq!((seen.len(), report.traces()), (16, Some(16)), "{order:?}");
+    }
+    for (order, fenced) in [(SeqCst, false), (Relaxed, true)] {
+        let (seen, report) = explored(iriw(order, fenced), false);
+        assert!(!seen.contains(&disagree), "{order:?} fenced {fenced}");
+        assert_eq!((seen.len(), report.traces()), (15, Some(15)));
+    }
+}
+
+#[test]
+fn store_buffering_with_seq_cst_fences_is_sequentially_consistent() {
+    let (seen, report) = outcomes(|| {
+        litmus::<2>(&[
+            |v| {
+                v[0].store(1, Relaxed);
+                kase::sync::atomic::fence(SeqCst);
+                vec![v[1].load(Relaxed)]
+            },
+            |v| {
+                v[1].store(1, Relaxed);
+                kase::sync::atomic::fence(SeqCst);
+                vec![v[0].load(Relaxed)]
+            },
+        ])
+        .0
+    });
+    assert!(!seen.contains(&vec![vec![0], vec![0]]));
+    assert_eq!((seen.len(), report.traces()), (3, Some(3)));
+}
+
+#[test]
+fn write_to_read_causality_needs_release_acquire() {
+    // WRC: x = 1 ‖ r1 = x; y = 1 ‖ r2 = y; r3 = x — r1 = r2 = 1, r3 = 0.
+    let relaxed = || {
+        litmus::<2>(&[
+            |v| {
+                v[0].store(1, Relaxed);
+                vec![]
+            },
+            |v| {
+                let r = v[0].load(Relaxed);
+                v[1].store(1, Relaxed);
+                vec![r]
+            },
+            |v| vec![v[1].load(Relaxed), v[0].load(Relaxed)],
+        ])
+        .0
+    };
+    let weak = vec![vec![], vec![1], vec![1, 0]];
+    let (seen, report) = outcomes(relaxed);
+    assert!(seen.contains(&weak));
+    assert_eq!((seen.len(), report.traces()), (8, Some(8)));
+    let release_acquire = || {
+        litmus::<2>(&[
+            |v| {
+                v[0].store(1, Release);
+                vec![]
+            },
+            |v| {
+                let r = v[0].load(Acquire);
+                v[1].store(1, Release);
+                vec![r]
+            },
+            |v| vec![v[1].load(Acquire), v[0].load(Relaxed)],
+        ])
+        .0
+    };
+    let (seen, report) = outcomes(release_acquire);
+    assert!(!seen.contains(&weak));
+    assert_eq!((seen.len(), report.traces()), (7, Some(7)));
+}
+
+#[test]
+fn isa2_is_transitive_under_release_acquire() {
+    // x = 1; y = 1 ‖ r1 = y; z = 1 ‖ r2 = z; r3 = x — 1, 1, 0 is weak.
+    let weak = vec![vec![], vec![1], vec![1, 0]];
+    let relaxed = || {
+        litmus::<3>(&[
+            |v| {
+                v[0].store(1, Relaxed);
+                v[1].store(1, Relaxed);
+                vec![]
+            },
+            |v| {
+                let r = v[1].load(Relaxed);
+                v[2].store(1, Relaxed);
+                vec![r]
+            },
+            |v| vec![v[2].load(Relaxed), v[0].load(Relaxed)],
+        ])
+        .0
+    };
+    let (seen, report) = outcomes(relaxed);
+    assert!(seen.contains(&weak));
+    assert_eq!((seen.len(), report.traces()), (8, Some(8)));
+    let release_acquire = || {
+        litmus::<3>(&[
+            |v| {
+                v[0].store(1, Relaxed);
+                v[1].store(1, Release);
+                vec![]
+            },
+            |v| {
+                let r = v[1].load(Acquire);
+                v[2].store(1, Release);
+                vec![r]
+            },
+            |v| vec![v[2].load(Acquire), v[0].load(Relaxed)],
+        ])
+        .0
+    };
+    let (seen, report) = outcomes(release_acquire);
+    assert!(!seen.contains(&weak));
+    assert_eq!((seen.len(), report.traces()), (7, Some(7)));
+}
+
+/// R: `x = 1; y = 1 ‖ y = 2; r = x`; the outcome is r and the final y.
+fn r_litmus(order: Ordering) -> impl Fn() -> (Vec<Vec<usize>>, Vec<usize>) + Sync {
+    move || {
+        let v = atomics::<2>();
+        let w = v.clone();
+        let t = thread::spawn(move || {
+            w[1].store(2, order);
+            w[0].load(order)
+        });
+        v[0].store(1, order);
+        v[1].store(1, order);
+        let r = t.join().unwrap();
+        (vec![vec![r]], vec![v[1].load(Relaxed)])
+    }
+}
+
+#[test]
+fn r_needs_seq_cst() {
+    let weak = (vec![vec![0]], vec![2]);
+    let (seen, report) = outcomes(r_litmus(Relaxed));
+    assert!(seen.contains(&weak));
+    assert_eq!((seen.len(), report.traces()), (4, Some(4)));
+    let (seen, report) = outcomes(r_litmus(SeqCst));
+    assert!(!seen.contains(&weak));
+    assert_eq!((seen.len(), report.traces()), (3, Some(3)));
+}
+
+/// S: `x = 2; y = 1 ‖ r = y; x = 1`; the outcome is r and the final x.
+fn s_litmus(store: Ordering, load: Ordering) -> impl Fn() -> (usize, usize) + Sync {
+    move || {
+        let v = atomics::<2>();
+        let w = v.clone();
+        let t = thread::spawn(move || {
+            let r = w[1].load(load);
+            w[0].store(1, Relaxed);
+            r
+        });
+        v[0].store(2, Relaxed);
+        v[1].store(1, store);
+        let r = t.join().unwrap();
+        (r, v[0].load(Relaxed))
+    }
+}
+
+#[test]
+fn s_is_forbidden_by_release_acquire() {
+    let (seen, report) = outcomes(s_litmus(Relaxed, Relaxed));
+    assert!(seen.contains(&(1, 2)));
+    assert_eq!((seen.len(), report.traces()), (4, Some(4)));
+    let (seen, report) = outcomes(s_litmus(Release, Acquire));
+    assert!(!seen.contains(&(1, 2)));
+    assert_eq!((seen.len(), report.traces()), (3, Some(3)));
+}
+
+#[test]
+fn coherence_holds_for_relaxed_accesses() {
+    // CoRR: x = 1 ‖ r1 = x; r2 = x — never 1 then 0.
+    let (seen, report) = outcomes(|| {
+        litmus::<1>(&[
+            |v| {
+                v[0].store(1, Relaxed);
+                vec![]
+            },
+            |v| vec![v[0].load(Relaxed), v[0].load(Relaxed)],
+        ])
+        .0
+    });
+    assert_eq!(
+        seen,
+        set(&[
+            vec![vec![], vec![0, 0]],
+            vec![vec![], vec![0, 1]],
+            vec![vec![], vec![1, 1]]
+        ])
+    );
+    assert_eq!(report.traces(), Some(3));
+    // CoRR with two writers: two readers never see them in opposite orders.
+    let (seen, _) = explored(
+        || {
+            litmus::<1>(&[
+                |v| {
+                    v[0].store(1, Relaxed);
+                    vec![]
+                },
+                |v| {
+                    v[0].store(2, Relaxed);
+                    vec![]
+                },
+                |v| vec![v[0].load(Relaxed), v[0].load(Relaxed)],
+                |v| vec![v[0].load(Relaxed), v[0].load(Relaxed)],
+            ])
+            .0
+        },
+        false,
+    );
+    let opposite = vec![vec![], vec![], vec![1, 2], vec![2, 1]];
+    assert!(!seen.contains(&opposite));
+    assert!(seen.contains(&vec![vec![], vec![], vec![1, 2], vec![1, 2]]));
+    // CoWR: x = 1; r = x ‖ x = 2 — r is never the initial value, and is 2
+    // only if x = 2 comes later in x's modification order.
+    let (seen, report) = outcomes(|| {
+        let (results, finals) = litmus::<1>(&[
+            |v| {
+                v[0].store(1, Relaxed);
+                vec![v[0].load(Relaxed)]
+            },
+            |v| {
+                v[0].store(2, Relaxed);
+                vec![]
+            },
+        ]);
+        (results[0][0], finals[0])
+    });
+    assert_eq!(seen, set(&[(1, 1), (1, 2), (2, 2)]));
     assert_eq!(report.traces(), Some(3));
 }

@@ -283,6 +283,15 @@ impl OpKind {
         self.props().access == Access::Write
     }
 
+    /// Whether it is an access to an atomic location (a load, store,
+    /// read-modify-write or compare-exchange).
+    pub fn is_atomic_access(self) -> bool {
+        matches!(
+            self,
+            OpKind::Load | OpKind::Store | OpKind::Rmw | OpKind::CompareExchange
+        )
+    }
+
     /// Whether the operation starts a pure part of a critical section.
     pub fn starts_pure_part(self) -> bool {
         self.props().pure == PureBoundary::Start

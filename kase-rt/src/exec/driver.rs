@@ -255,24 +255,24 @@ pub(crate) fn run(
 }
 
 /// Under RC11, asks `scheduler` how thread `next`'s pending operation goes
-/// if it can go more than one way; returns the option chosen then. An access
-/// no store can consistently satisfy ends the execution as redundant: no
-/// graph extends this one.
+/// if it is an atomic access; returns the option chosen then. An access no
+/// store can consistently satisfy ends the execution as redundant: no graph
+/// extends this one.
 fn choose_weak(
     scheduler: &mut dyn Scheduler,
     e: &mut Execution,
     next: ThreadIdx,
 ) -> Result<Option<usize>, Stop> {
-    let options = e.weak_options(next);
-    if options == 0 {
-        return Err(Stop::Redundant);
-    }
-    if options == 1 {
+    let Some(sources) = e.weak_sources(next) else {
         return Ok(None);
+    };
+    if sources.is_empty() {
+        return Err(Stop::Redundant);
     }
     let point = WeakPoint {
         thread: next,
-        options,
+        options: sources.len(),
+        sources: &sources,
         execution: e,
     };
     let k = scheduler.choose_weak(&point)?;

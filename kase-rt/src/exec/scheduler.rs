@@ -141,9 +141,12 @@ pub(crate) enum Stop {
 pub(crate) struct WeakPoint<'a> {
     /// The thread about to make the access.
     pub thread: ThreadIdx,
-    /// How many consistent ways it can go (more than one); option 0 is the
+    /// How many consistent ways it can go (at least one); option 0 is the
     /// one a sequentially consistent run takes.
     pub options: usize,
+    /// For each option, what it reads: the event index of the store plus
+    /// one, 0 for the initial value, `usize::MAX` for a store's placement.
+    pub sources: &'a [usize],
     /// The execution so far.
     #[allow(dead_code)] // for explorers that look at the graph (next: revisits)
     pub execution: &'a Execution,

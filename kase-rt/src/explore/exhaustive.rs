@@ -11,6 +11,7 @@
 
 use crate::exec::{Action, ChoicePoint, Outcome, Scheduler, Stop, ThreadIdx, WeakPoint};
 
+use super::canonical::Canonical;
 use super::replay::last_thread;
 use super::Explorer;
 
@@ -42,6 +43,11 @@ pub(crate) struct Dfs {
     /// The bound left out at least one option: the search is complete only
     /// up to it.
     pruned: bool,
+    /// Under RC11 with reduction: only each graph's canonical interleaving
+    /// (`canonical.rs`).
+    canonical: Option<Canonical>,
+    /// Executions that ended early as redundant (RC11 reduction).
+    redundant: u64,
 }
 
 impl Dfs {
@@ -50,6 +56,14 @@ impl Dfs {
     pub(crate) fn bounded(bound: usize) -> Self {
         Dfs {
             bound: Some(bound),
+            ..Dfs::default()
+        }
+    }
+
+    /// The RC11 reduction: one execution per execution graph.
+    pub(crate) fn canonical() -> Self {
+        Dfs {
+            canonical: Some(Canonical::default()),
             ..Dfs::default()
         }
     }
@@ -67,6 +81,14 @@ impl Dfs {
 
 impl Scheduler for Dfs {
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
+        if let Some(canonical) = &self.canonical {
+            let options = canonical.options(point);
+            let chosen = self.pick(options, point)?;
+            if let Some(canonical) = &mut self.canonical {
+                canonical.chose(point, chosen);
+            }
+            return Ok(chosen);
+        }
         if let [only] = point.enabled {
             return Ok(*only);
         }
@@ -91,6 +113,15 @@ impl Dfs {
     /// one in turn, the sequentially consistent one first. Reads-from and
     /// modification-order choices are not preemptions.
     fn choose_weak_at(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
+        let options = match &mut self.canonical {
+            Some(canonical) => canonical.weak_options(point.sources),
+            None => (0..point.options).collect(),
+        };
+        match options[..] {
+            [] => return Err(Stop::Redundant),
+            [only] => return Ok(only),
+            _ => {}
+        }
         let depth = self.depth;
         self.depth += 1;
         if let Some(frame) = self.frames.get(depth) {
@@ -111,14 +142,48 @@ impl Dfs {
             }
             return Ok(frame.options[frame.next].index());
         }
+        let first = options[0];
         self.frames.push(Frame {
-            options: (0..point.options as u32).map(ThreadIdx).collect(),
-            pending: vec![None; point.options],
+            pending: vec![None; options.len()],
+            options: options.into_iter().map(|k| ThreadIdx(k as u32)).collect(),
             enabled: point.options,
             next: 0,
             weak: true,
         });
-        Ok(0)
+        Ok(first)
+    }
+
+    /// One of `options` (threads, in the order to try them) at `point`: the
+    /// recorded one when re-running, else the first of a new frame.
+    fn pick(
+        &mut self,
+        options: Vec<ThreadIdx>,
+        point: &ChoicePoint<'_>,
+    ) -> Result<ThreadIdx, Stop> {
+        match options[..] {
+            [] => return Err(Stop::Redundant),
+            [only] => return Ok(only),
+            _ => {}
+        }
+        let depth = self.depth;
+        self.depth += 1;
+        if let Some(frame) = self.frames.get(depth) {
+            check_same(frame, depth, point)?;
+            return Ok(frame.options[frame.next]);
+        }
+        let pending = options
+            .iter()
+            .map(|&t| point.execution.pending(t))
+            .collect();
+        let first = options[0];
+        self.frames.push(Frame {
+            options,
+            pending,
+            enabled: point.enabled.len(),
+            next: 0,
+            weak: false,
+        });
+        Ok(first)
     }
 
     /// The thread to run at choice point `depth`: the recorded one when
@@ -131,22 +196,7 @@ impl Dfs {
         point: &ChoicePoint<'_>,
     ) -> Result<ThreadIdx, Stop> {
         if let Some(frame) = self.frames.get(depth) {
-            let same =
-                !frame.weak
-                    && frame.enabled == point.enabled.len()
-                    && frame.options.iter().zip(&frame.pending).all(|(&t, p)| {
-                        point.enabled.contains(&t) && point.execution.pending(t) == *p
-                    });
-            if !same {
-                return Err(Stop::Diverged(format!(
-                    "at choice point {}, re-running the same schedule found threads {} about to run \
-                     different operations than the earlier run ({}): the model depends on something \
-                     other than the schedule",
-                    depth + 1,
-                    list(point.enabled),
-                    list(&frame.options)
-                )));
-            }
+            check_same(frame, depth, point)?;
             return Ok(frame.options[frame.next]);
         }
         // Keep running the current thread first: the first execution then has
@@ -180,7 +230,7 @@ impl Dfs {
 
 impl Explorer for Dfs {
     fn advance(&mut self, outcome: &Outcome) -> Result<bool, String> {
-        if outcome.fault.is_none() && self.depth < self.frames.len() {
+        if outcome.fault.is_none() && !outcome.redundant && self.depth < self.frames.len() {
             return Err(format!(
                 "the model finished after {} choice points, but the same schedule earlier had {}: the \
                  model depends on something other than the schedule",
@@ -188,8 +238,12 @@ impl Explorer for Dfs {
                 self.frames.len()
             ));
         }
+        self.redundant += u64::from(outcome.redundant);
         self.depth = 0;
         self.preemptions = 0;
+        if let Some(canonical) = &mut self.canonical {
+            canonical.reset();
+        }
         Ok(next_path(&mut self.frames, |f| {
             (&mut f.next, f.options.len())
         }))
@@ -198,6 +252,34 @@ impl Explorer for Dfs {
     fn pruned(&self) -> bool {
         self.pruned
     }
+
+    fn redundant(&self) -> u64 {
+        self.redundant
+    }
+}
+
+/// Whether a re-run reached the recorded choice point `depth` (`frame`) with
+/// the same threads about to do the same things; if not, the model depends
+/// on something other than the schedule.
+fn check_same(frame: &Frame, depth: usize, point: &ChoicePoint<'_>) -> Result<(), Stop> {
+    let same = !frame.weak
+        && frame.enabled == point.enabled.len()
+        && frame
+            .options
+            .iter()
+            .zip(&frame.pending)
+            .all(|(&t, p)| point.enabled.contains(&t) && point.execution.pending(t) == *p);
+    if same {
+        return Ok(());
+    }
+    Err(Stop::Diverged(format!(
+        "at choice point {}, re-running the same schedule found threads {} about to run \
+         different operations than the earlier run ({}): the model depends on something \
+         other than the schedule",
+        depth + 1,
+        list(point.enabled),
+        list(&frame.options)
+    )))
 }
 
 /// The step of a stateless DFS to its next path (also `minimize`'s): the

@@ -267,11 +267,12 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
 fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progress) -> Report {
     let explorer = |config: &Settings| -> Box<dyn Explorer> {
         if config.memory_model == MemoryModel::Rc11 {
-            // The graph enumeration: every interleaving, reads-from and
-            // modification order (the optimal graph explorer is to come).
-            return match config.preemption_bound {
-                Some(bound) => Box::new(exhaustive::Dfs::bounded(bound)),
-                None => Box::<exhaustive::Dfs>::default(),
+            // Every graph once (`canonical.rs`), or the oracle: every
+            // interleaving, reads-from and modification order.
+            return match (config.preemption_bound, config.strategy) {
+                (Some(bound), _) => Box::new(exhaustive::Dfs::bounded(bound)),
+                (None, Strategy::Exhaustive) => Box::<exhaustive::Dfs>::default(),
+                (None, Strategy::Por) => Box::new(exhaustive::Dfs::canonical()),
             };
         }
         match (config.preemption_bound, config.strategy) {

@@ -22,10 +22,10 @@ pub(super) fn explore(
     progress: &mut Progress,
 ) -> Report {
     // The DFS (the oracle, bounded or not) counts traces.
-    let reduction = config.strategy == Strategy::Por
-        && config.preemption_bound.is_none()
-        && config.memory_model == MemoryModel::SequentiallyConsistent;
-    let count_traces = !reduction;
+    let reduction = config.strategy == Strategy::Por && config.preemption_bound.is_none();
+    // Under RC11 graphs are counted always: the reduction's claim is one
+    // execution per graph.
+    let count_traces = !reduction || config.memory_model == MemoryModel::Rc11;
     let mut traces = HashSet::new();
     let start = Instant::now();
     let mut report = Report {
@@ -74,7 +74,7 @@ pub(super) fn explore(
             runner.reclaim(outcome);
             break;
         }
-        if count_traces && outcome.fault.is_none() {
+        if count_traces && outcome.fault.is_none() && !outcome.redundant {
             traces.insert(match &outcome.weak {
                 Some(weak) => trace::graph_fingerprint(&outcome.events, weak),
                 None => trace::fingerprint(&outcome.events),

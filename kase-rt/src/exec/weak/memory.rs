@@ -250,17 +250,37 @@ impl Execution {
             .collect()
     }
 
-    /// How many consistent ways thread `t`'s pending operation can go (1
-    /// for anything but an atomic access; 0: none, the execution is
-    /// inconsistent from here).
-    pub(crate) fn weak_options(&self, t: ThreadIdx) -> usize {
-        match self.thread(t).pending {
-            Some(pending) => match pending.action.object {
-                Some(object) => self.candidates(t, object, pending.action.kind).len(),
-                None => 1,
-            },
-            None => 1,
+    /// If thread `t`'s pending operation is an atomic access, the
+    /// consistent ways it can go, each as the source it reads: the event
+    /// index of the store plus one, 0 for the initial value, `usize::MAX`
+    /// for a store's placement (it reads nothing). Empty: no way is
+    /// consistent, the execution cannot go on.
+    pub(crate) fn weak_sources(&self, t: ThreadIdx) -> Option<Vec<usize>> {
+        let pending = self.thread(t).pending?;
+        let object = pending.action.object?;
+        let kind = pending.action.kind;
+        let atomic = matches!(
+            self.objects[object.0 as usize].detail,
+            ObjectDetail::Atomic(_)
+        );
+        if !atomic || !kind.is_atomic_access() {
+            return None;
         }
+        let weak = self.weak();
+        let candidates = self.candidates(t, object, kind);
+        let sources = candidates
+            .into_iter()
+            .map(|c| match (c, weak.located(object)) {
+                (Candidate::Place(_), _) => usize::MAX,
+                (Candidate::Read(id), Some(located)) => located
+                    .history
+                    .store(id)
+                    .event
+                    .map_or(0, |node| weak.node_events[node] + 1),
+                (Candidate::Read(_), None) => 0,
+            })
+            .collect();
+        Some(sources)
     }
 
     /// The explorer chose option `k` of the next access.
