@@ -89,10 +89,14 @@ fn store_buffering_reads_both_initial_values_unless_seq_cst() {
     assert_eq!(report.traces(), Some(3));
 }
 
+/// A litmus thread's body: it gets the shared locations and returns what it
+/// read.
+type Body<const N: usize> = fn(&[AtomicUsize; N]) -> Vec<usize>;
+
 /// Runs `threads` (each given the shared locations) as spawned threads and
 /// returns what each returned, then the final value of every location.
 fn litmus<const N: usize>(
-    threads: &[fn(&[AtomicUsize; N]) -> Vec<usize>],
+    threads: &[Body<N>],
 ) -> (Vec<Vec<usize>>, Vec<usize>) {
     let v = atomics::<N>();
     let handles: Vec<_> = threads
@@ -195,7 +199,8 @@ fn two_plus_two_writes_disagree_unless_seq_cst() {
 fn iriw(order: Ordering, fenced: bool) -> impl Fn() -> Vec<usize> + Sync {
     move || {
         let v = atomics::<2>();
-        let spawn = |f: Box<dyn Fn(&[AtomicUsize; 2]) -> Vec<usize> + Send>| {
+        type Reader = Box<dyn Fn(&[AtomicUsize; 2]) -> Vec<usize> + Send>;
+        let spawn = |f: Reader| {
             let v = v.clone();
             thread::spawn(move || f(&v))
         };
