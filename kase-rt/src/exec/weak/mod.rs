@@ -15,5 +15,7 @@ pub(crate) mod consistency;
 pub(crate) mod graph;
 pub(crate) mod history;
 pub(crate) mod memory;
+#[cfg(test)]
+mod oracle;
 
 pub(crate) use memory::{AtomicIntent, WeakMemory, WeakSummary};

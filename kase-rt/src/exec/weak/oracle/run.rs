@@ -1,0 +1,82 @@
+//! A generated program run under kase's RC11 exploration.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::{Op, Program};
+use crate::sync::atomic::{fence, AtomicU64};
+use crate::sync::Arc;
+use crate::{Builder, MemoryModel, Report, Strategy};
+
+/// Every outcome kase's exhaustive RC11 exploration of `program` produces
+/// (as the oracle defines them), and its report.
+pub(super) fn explore(program: &Program) -> (BTreeSet<Vec<u64>>, Report) {
+    let seen = std::sync::Mutex::new(BTreeSet::new());
+    let report = Builder::new()
+        .memory_model(MemoryModel::Rc11)
+        .strategy(Strategy::Exhaustive)
+        .explore(|| {
+            let cells: Arc<Vec<AtomicU64>> =
+                Arc::new((0..program.locations).map(|_| AtomicU64::new(0)).collect());
+            let handles: Vec<_> = program
+                .threads
+                .iter()
+                .map(|ops| {
+                    let (cells, ops) = (cells.clone(), ops.clone());
+                    crate::thread::spawn(move || {
+                        ops.iter()
+                            .filter_map(|&op| perform(&cells, op))
+                            .collect::<Vec<u64>>()
+                    })
+                })
+                .collect();
+            let mut outcome: Vec<u64> = handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect();
+            outcome.extend(cells.iter().map(|c| c.load(Relaxed)));
+            seen.lock().unwrap().insert(outcome);
+        });
+    (seen.into_inner().unwrap(), report)
+}
+
+/// Runs one operation; the value it read, if it reads.
+fn perform(cells: &[AtomicU64], op: Op) -> Option<u64> {
+    let cell = |l: u32| &cells[l as usize];
+    match op {
+        Op::Load { location, order } => Some(cell(location).load(order)),
+        Op::Store {
+            location,
+            value,
+            order,
+        } => {
+            cell(location).store(value, order);
+            None
+        }
+        Op::FetchAdd {
+            location,
+            value,
+            order,
+        } => Some(cell(location).fetch_add(value, order)),
+        Op::Swap {
+            location,
+            value,
+            order,
+        } => Some(cell(location).swap(value, order)),
+        Op::Cas {
+            location,
+            expected,
+            value,
+            success,
+            failure,
+        } => Some(
+            match cell(location).compare_exchange(expected, value, success, failure) {
+                Ok(v) | Err(v) => v,
+            },
+        ),
+        Op::Fence { order } => {
+            fence(order);
+            None
+        }
+    }
+}
