@@ -95,9 +95,7 @@ type Body<const N: usize> = fn(&[AtomicUsize; N]) -> Vec<usize>;
 
 /// Runs `threads` (each given the shared locations) as spawned threads and
 /// returns what each returned, then the final value of every location.
-fn litmus<const N: usize>(
-    threads: &[Body<N>],
-) -> (Vec<Vec<usize>>, Vec<usize>) {
+fn litmus<const N: usize>(threads: &[Body<N>]) -> (Vec<Vec<usize>>, Vec<usize>) {
     let v = atomics::<N>();
     let handles: Vec<_> = threads
         .iter()

@@ -57,7 +57,12 @@ pub(crate) fn run(config: &Settings, model: &(dyn Fn() + Sync)) -> Report {
         config
     };
     let name = config.test.as_ref().map(TestId::full_name);
-    let hint = progress::hint(config.max_executions, config.max_duration, config.peeking);
+    // Under RC11 peeking is off by design: no hint to turn it on.
+    let hint = progress::hint(
+        config.max_executions,
+        config.max_duration,
+        config.peeking || config.memory_model == MemoryModel::Rc11,
+    );
     let mut progress = Progress::new(config.progress, name.as_deref(), hint);
     let trail = Trail::default();
     // A panic that gets here did not come from the model (model threads

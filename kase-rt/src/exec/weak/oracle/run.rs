@@ -8,13 +8,13 @@ use crate::sync::atomic::{fence, AtomicU64};
 use crate::sync::Arc;
 use crate::{Builder, MemoryModel, Report, Strategy};
 
-/// Every outcome kase's exhaustive RC11 exploration of `program` produces
-/// (as the oracle defines them), and its report.
-pub(super) fn explore(program: &Program) -> (BTreeSet<Vec<u64>>, Report) {
+/// Every outcome kase's RC11 exploration of `program` with `strategy`
+/// produces (as the oracle defines them), and its report.
+pub(super) fn explore(program: &Program, strategy: Strategy) -> (BTreeSet<Vec<u64>>, Report) {
     let seen = std::sync::Mutex::new(BTreeSet::new());
     let report = Builder::new()
         .memory_model(MemoryModel::Rc11)
-        .strategy(Strategy::Exhaustive)
+        .strategy(strategy)
         .explore(|| {
             let cells: Arc<Vec<AtomicU64>> =
                 Arc::new((0..program.locations).map(|_| AtomicU64::new(0)).collect());
