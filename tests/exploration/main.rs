@@ -13,3 +13,4 @@ mod peeking_rwlock;
 mod preemption_bound;
 mod spin_loops;
 mod weak_memory;
+mod weak_memory_bugs;

@@ -11,7 +11,7 @@
 use kase::cell::UnsafeCell;
 use kase::sync::atomic::{fence, AtomicBool, Ordering};
 use kase::sync::Arc;
-use kase::{thread, Builder, FailureKind, Report, Strategy};
+use kase::{thread, Builder, FailureKind, MemoryModel, Report, Strategy};
 
 struct Side {
     data: UnsafeCell<u32>,
@@ -28,7 +28,8 @@ fn side() -> Side {
     }
 }
 
-/// Every explorer, with and without critical-section peeking.
+/// Every explorer, with and without critical-section peeking, and under
+/// RC11 (where peeking is off).
 fn every_explorer(model: impl Fn() + Sync) -> Vec<(String, Report)> {
     let mut reports = Vec::new();
     for strategy in [Strategy::Por, Strategy::Exhaustive] {
@@ -39,6 +40,11 @@ fn every_explorer(model: impl Fn() + Sync) -> Vec<(String, Report)> {
                 .explore(&model);
             reports.push((format!("{strategy:?}, peeking {peeking}"), report));
         }
+        let report = Builder::new()
+            .strategy(strategy)
+            .memory_model(MemoryModel::Rc11)
+            .explore(&model);
+        reports.push((format!("{strategy:?}, RC11"), report));
     }
     reports
 }

@@ -1,0 +1,162 @@
+//! Bugs that live in atomics' orderings, found only under Rust's memory
+//! model (`MemoryModel::Rc11`): each program fails there and passes under
+//! sequential consistency, and its corrected version passes under both.
+
+use kase::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering, Ordering::*};
+use kase::sync::Arc;
+use kase::{thread, Builder, FailureKind, MemoryModel, Report};
+
+fn explore(model: &(dyn Fn() + Sync), memory_model: MemoryModel) -> Report {
+    Builder::new().memory_model(memory_model).explore(model)
+}
+
+/// Fails under RC11 with a panic whose message contains `message`, and
+/// passes under sequential consistency.
+fn only_rc11_fails(model: impl Fn() + Sync, message: &str) {
+    let sc = explore(&model, MemoryModel::SequentiallyConsistent);
+    assert!(sc.failure().is_none() && sc.complete(), "{sc}");
+    let rc11 = explore(&model, MemoryModel::Rc11);
+    let failure = rc11
+        .failure()
+        .unwrap_or_else(|| panic!("not found under RC11: {rc11}"));
+    assert_eq!(failure.kind(), FailureKind::Panic, "{rc11}");
+    assert!(failure.message().unwrap_or("").contains(message), "{rc11}");
+}
+
+/// Passes under both memory models, exploring everything.
+fn passes(model: impl Fn() + Sync) {
+    for memory_model in [MemoryModel::SequentiallyConsistent, MemoryModel::Rc11] {
+        let report = explore(&model, memory_model);
+        assert!(
+            report.failure().is_none() && report.complete(),
+            "{memory_model:?}: {report}"
+        );
+    }
+}
+
+/// Dekker's entry protocol: raise my flag, enter if the other's is down.
+/// Both threads entering breaks mutual exclusion.
+fn dekker(store: Ordering, load: Ordering) -> impl Fn() + Sync {
+    move || {
+        let flags = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
+        let inside = Arc::new(AtomicUsize::new(0));
+        let enter = move |me: usize, flags: &[AtomicBool; 2], inside: &AtomicUsize| {
+            flags[me].store(true, store);
+            if !flags[1 - me].load(load) {
+                inside.fetch_add(1, Relaxed);
+            }
+        };
+        let (f, i) = (flags.clone(), inside.clone());
+        let t = thread::spawn(move || enter(1, &f, &i));
+        enter(0, &flags, &inside);
+        t.join().unwrap();
+        assert!(
+            inside.load(Relaxed) < 2,
+            "both threads in the critical section"
+        );
+    }
+}
+
+#[test]
+fn dekker_needs_seq_cst() {
+    only_rc11_fails(
+        dekker(Release, Acquire),
+        "both threads in the critical section",
+    );
+    passes(dekker(SeqCst, SeqCst));
+}
+
+/// Peterson's entry protocol, checked once: raise my flag, give the turn
+/// away, enter unless the other wants in and has the turn.
+fn peterson(order: Ordering) -> impl Fn() + Sync {
+    move || {
+        let flags = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
+        let turn = Arc::new(AtomicUsize::new(0));
+        let inside = Arc::new(AtomicUsize::new(0));
+        let store = if order == SeqCst { SeqCst } else { Release };
+        let load = if order == SeqCst { SeqCst } else { Acquire };
+        let enter =
+            move |me: usize, flags: &[AtomicBool; 2], turn: &AtomicUsize, inside: &AtomicUsize| {
+                let other = 1 - me;
+                flags[me].store(true, store);
+                turn.store(other, store);
+                if !(flags[other].load(load) && turn.load(load) == other) {
+                    inside.fetch_add(1, Relaxed);
+                }
+            };
+        let (f, t2, i) = (flags.clone(), turn.clone(), inside.clone());
+        let t = thread::spawn(move || enter(1, &f, &t2, &i));
+        enter(0, &flags, &turn, &inside);
+        t.join().unwrap();
+        assert!(
+            inside.load(Relaxed) < 2,
+            "both threads in the critical section"
+        );
+    }
+}
+
+#[test]
+fn peterson_needs_seq_cst() {
+    only_rc11_fails(peterson(AcqRel), "both threads in the critical section");
+    passes(peterson(SeqCst));
+}
+
+/// A seqlock over two atomic words: the writer makes the sequence odd,
+/// writes, makes it even; a reader keeps what it read only if the sequence
+/// was even and unchanged. `fenced`: the fences a correct seqlock needs.
+fn seqlock(fenced: bool) -> impl Fn() + Sync {
+    move || {
+        let seq = Arc::new(AtomicUsize::new(0));
+        let data = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+        let (s, d) = (seq.clone(), data.clone());
+        let writer = thread::spawn(move || {
+            s.store(1, Relaxed);
+            if fenced {
+                fence(Release);
+            }
+            d[0].store(1, Relaxed);
+            d[1].store(1, Relaxed);
+            s.store(2, Release);
+        });
+        let before = seq.load(Acquire);
+        let words = [data[0].load(Relaxed), data[1].load(Relaxed)];
+        if fenced {
+            fence(Acquire);
+        }
+        let after = seq.load(Relaxed);
+        if before == after && before % 2 == 0 {
+            assert_eq!(words[0], words[1], "torn read accepted");
+        }
+        writer.join().unwrap();
+    }
+}
+
+#[test]
+fn a_seqlock_needs_its_fences() {
+    only_rc11_fails(seqlock(false), "torn read accepted");
+    passes(seqlock(true));
+}
+
+/// Message passing of atomic data behind a flag.
+fn message_passing(flag_store: Ordering, flag_load: Ordering) -> impl Fn() + Sync {
+    move || {
+        let data = Arc::new(AtomicUsize::new(0));
+        let flag = Arc::new(AtomicBool::new(false));
+        let (d, f) = (data.clone(), flag.clone());
+        let t = thread::spawn(move || {
+            d.store(42, Relaxed);
+            f.store(true, flag_store);
+        });
+        if flag.load(flag_load) {
+            assert_eq!(data.load(Relaxed), 42, "flag seen, data stale");
+        }
+        t.join().unwrap();
+    }
+}
+
+#[test]
+fn message_passing_needs_release_acquire() {
+    only_rc11_fails(message_passing(Relaxed, Relaxed), "flag seen, data stale");
+    only_rc11_fails(message_passing(Release, Relaxed), "flag seen, data stale");
+    passes(message_passing(Release, Acquire));
+}
