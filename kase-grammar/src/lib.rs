@@ -23,5 +23,5 @@ pub use duration::{duration, DurationError, DURATION_EXPECTED};
 pub use failure_kind::{FailureKindName, FAILURE_KINDS_EXPECTED};
 pub use schedule::{
     schedule, ParsedSchedule, ScheduleError, SCHEDULE_EXAMPLE, SCHEDULE_PREFIX,
-    SCHEDULE_PREFIX_PEEKING, SCHEDULE_VERSION,
+    SCHEDULE_PREFIX_PEEKING, SCHEDULE_PREFIX_RC11, SCHEDULE_VERSION,
 };

@@ -3,7 +3,10 @@
 //! `kase1:` followed by thread numbers (decimal, each fitting a `u32`)
 //! separated by `.`, e.g. `kase1:1.0.0`; `kase1:` alone is the empty
 //! schedule. A schedule recorded with critical-section peeking starts with
-//! `kase1p:` instead. Surrounding whitespace is ignored.
+//! `kase1p:` instead. A schedule of Rust's memory model (RC11) starts with
+//! `kase1w:` and has a second list after `/`: the option each atomic access
+//! that could read (or store) more than one way took, e.g. `kase1w:1.0/1.0`.
+//! Surrounding whitespace is ignored.
 
 use std::fmt;
 
@@ -13,6 +16,8 @@ pub const SCHEDULE_VERSION: &str = "kase1";
 pub const SCHEDULE_PREFIX: &str = "kase1:";
 /// The prefix of a schedule recorded with critical-section peeking.
 pub const SCHEDULE_PREFIX_PEEKING: &str = "kase1p:";
+/// The prefix of a schedule of Rust's memory model (RC11).
+pub const SCHEDULE_PREFIX_RC11: &str = "kase1w:";
 /// An example, for messages.
 pub const SCHEDULE_EXAMPLE: &str = "kase1:1.0.0";
 
@@ -24,6 +29,9 @@ pub struct ParsedSchedule {
     pub choices: Vec<u32>,
     /// It starts with `kase1p:`.
     pub peeking: bool,
+    /// An RC11 schedule (`kase1w:`): the option each atomic access with
+    /// more than one took, in order.
+    pub rc11: Option<Vec<u32>>,
 }
 
 /// Why a string is not a schedule.
@@ -69,6 +77,8 @@ pub fn schedule(text: &str) -> Result<ParsedSchedule, ScheduleError> {
     }
     let (prefix, peeking) = if s.starts_with(SCHEDULE_PREFIX_PEEKING) {
         (SCHEDULE_PREFIX_PEEKING, true)
+    } else if s.starts_with(SCHEDULE_PREFIX_RC11) {
+        (SCHEDULE_PREFIX_RC11, false)
     } else {
         (SCHEDULE_PREFIX, false)
     };
@@ -80,7 +90,7 @@ pub fn schedule(text: &str) -> Result<ParsedSchedule, ScheduleError> {
                     format!(
                         "unsupported schedule version `{version}`: this version of kase reads \
                          `{SCHEDULE_VERSION}` schedules (and `{SCHEDULE_VERSION}p`, recorded with \
-                         peeking)"
+                         peeking, and `{SCHEDULE_VERSION}w`, of Rust's memory model)"
                     ),
                 ));
             }
@@ -94,26 +104,58 @@ pub fn schedule(text: &str) -> Result<ParsedSchedule, ScheduleError> {
             ),
         ));
     };
+    // Columns are 1-based character positions in `s`.
+    let column = prefix.chars().count() + 1;
+    if prefix != SCHEDULE_PREFIX_RC11 {
+        let choices = numbers(body, column, "a thread number")?;
+        return Ok(ParsedSchedule {
+            choices,
+            peeking,
+            rc11: None,
+        });
+    }
+    let Some((threads, stores)) = body.split_once('/') else {
+        return Err(error(
+            Some(column + body.chars().count()),
+            format!(
+                "an RC11 schedule (`{SCHEDULE_PREFIX_RC11}`) has two lists, thread choices and store \
+                 choices, separated by `/`, e.g. `{SCHEDULE_PREFIX_RC11}1.0/2.0`: the `/` is missing"
+            ),
+        ));
+    };
+    let choices = numbers(threads, column, "a thread number")?;
+    let stores = numbers(
+        stores,
+        column + threads.chars().count() + 1,
+        "a store choice",
+    )?;
+    Ok(ParsedSchedule {
+        choices,
+        peeking,
+        rc11: Some(stores),
+    })
+}
+
+/// A `.`-separated list of numbers (`what` each is) starting at 1-based
+/// column `column`; the empty text is the empty list.
+fn numbers(body: &str, mut column: usize, what: &str) -> Result<Vec<u32>, ScheduleError> {
     let mut choices = Vec::new();
     if body.is_empty() {
-        return Ok(ParsedSchedule { choices, peeking });
+        return Ok(choices);
     }
-    // Columns are 1-based character positions in `s`.
-    let mut column = prefix.chars().count() + 1;
     let parts: Vec<&str> = body.split('.').collect();
     for (i, part) in parts.iter().enumerate() {
         let nth = i + 1;
         if part.is_empty() {
             let message = if i + 1 == parts.len() {
                 format!(
-                    "the schedule ends with `.` at column {}: expected a thread number after it \
-                     (was the schedule cut off when it was copied?)",
+                    "the schedule ends with `.` at column {}: expected {what} after it (was the \
+                     schedule cut off when it was copied?)",
                     column - 1
                 )
             } else {
                 format!(
-                    "choice {nth} is empty at column {column}: expected a thread number between \
-                     the dots"
+                    "choice {nth} is empty at column {column}: expected {what} between the dots"
                 )
             };
             return Err(error(Some(column), message));
@@ -123,8 +165,8 @@ pub fn schedule(text: &str) -> Result<ParsedSchedule, ScheduleError> {
             return Err(error(
                 Some(at),
                 format!(
-                    "unexpected {c:?} at column {at} (in choice {nth}): expected a thread number \
-                     (digits) or `.`"
+                    "unexpected {c:?} at column {at} (in choice {nth}): expected {what} (digits) \
+                     or `.`"
                 ),
             ));
         }
@@ -133,15 +175,13 @@ pub fn schedule(text: &str) -> Result<ParsedSchedule, ScheduleError> {
             Err(_) => {
                 return Err(error(
                     Some(column),
-                    format!(
-                        "choice {nth} at column {column} is {part}, too large for a thread number"
-                    ),
+                    format!("choice {nth} at column {column} is {part}, too large for {what}"),
                 ))
             }
         }
         column += part.chars().count() + 1;
     }
-    Ok(ParsedSchedule { choices, peeking })
+    Ok(choices)
 }
 
 #[cfg(test)]
@@ -156,6 +196,7 @@ mod tests {
             ("kase1:1.0.0", vec![1, 0, 0], false),
             (" kase1p:12.3 \n", vec![12, 3], true),
             ("kase1:4294967295", vec![u32::MAX], false),
+            ("kase1w:1.0/", vec![1, 0], false),
         ] {
             let parsed = schedule(text).unwrap();
             assert_eq!(
@@ -164,6 +205,23 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    #[test]
+    fn rc11_schedules_have_store_choices_after_a_slash() {
+        let parsed = schedule("kase1w:1.0/2.0.1").unwrap();
+        assert_eq!(
+            (parsed.choices, parsed.rc11),
+            (vec![1, 0], Some(vec![2, 0, 1]))
+        );
+        assert_eq!(schedule("kase1w:/").unwrap().rc11, Some(vec![]));
+        assert_eq!(schedule("kase1:1").unwrap().rc11, None);
+        let missing = schedule("kase1w:1.0").unwrap_err();
+        assert_eq!(missing.column, Some(11));
+        assert!(missing.message.contains("`/` is missing"), "{missing}");
+        let bad = schedule("kase1w:1/0.x").unwrap_err();
+        assert_eq!(bad.column, Some(12));
+        assert!(bad.message.contains("expected a store choice"), "{bad}");
     }
 
     #[test]

@@ -160,3 +160,59 @@ fn message_passing_needs_release_acquire() {
     only_rc11_fails(message_passing(Release, Relaxed), "flag seen, data stale");
     passes(message_passing(Release, Acquire));
 }
+
+#[test]
+fn a_weak_failure_replays_from_its_schedule() {
+    let model = message_passing(Relaxed, Relaxed);
+    let report = explore(&model, MemoryModel::Rc11);
+    let failure = report.failure().expect("the stale read is found");
+    let schedule = failure.schedule().clone();
+    assert!(
+        schedule.rc11(),
+        "an RC11 failure has an RC11 schedule: {schedule}"
+    );
+    assert!(schedule.to_string().starts_with("kase1w:"), "{schedule}");
+    // The schedule string alone replays it, under RC11 whatever the builder
+    // says (as `kase1p:` replays with peeking).
+    let again = Builder::new().replay(&schedule.to_string()).explore(&model);
+    let replayed = again.failure().expect("the replay fails the same way");
+    assert_eq!(replayed.message(), failure.message(), "{again}");
+    assert_eq!(replayed.schedule(), &schedule);
+    // The same thread choices as an SC schedule: where the RC11 run needs a
+    // store choice, the replay says so.
+    let text = schedule.to_string();
+    let threads = text["kase1w:".len()..].split('/').next().unwrap();
+    let wrong = Builder::new()
+        .memory_model(MemoryModel::Rc11)
+        .replay(&format!("kase1:{threads}"))
+        .explore(&model);
+    let message = wrong.failure().map(|f| f.to_string()).unwrap_or_default();
+    assert!(message.contains("not an RC11 one"), "{wrong}");
+}
+
+#[test]
+fn a_weak_failure_is_saved_and_replayed_first() {
+    let dir = crate::common::temp_dir("weak_memory_bugs_saved");
+    let builder = || {
+        Builder::new()
+            .name("weak_memory_bugs::saved")
+            .regressions_dir(&dir)
+            .persist(kase::Persist::File)
+            .memory_model(MemoryModel::Rc11)
+    };
+    let model = message_passing(Relaxed, Relaxed);
+    let first = builder().explore(&model);
+    let schedule = first.failure().expect("found").schedule().to_string();
+    assert!(schedule.starts_with("kase1w:"), "{schedule}");
+    let saved = std::fs::read_dir(&dir).unwrap().count();
+    assert_eq!(saved, 1, "one regression file");
+    let second = builder().explore(&model);
+    assert_eq!(second.replayed(), 1, "{second}");
+    let failure = second.failure().expect("the saved schedule fails again");
+    assert_eq!(failure.schedule().to_string(), schedule);
+    assert_eq!(
+        second.executions(),
+        1,
+        "found by the replay, before exploring"
+    );
+}

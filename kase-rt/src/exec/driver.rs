@@ -277,5 +277,6 @@ fn choose_weak(
     };
     let k = scheduler.choose_weak(&point)?;
     e.set_weak_choice(k);
-    Ok(Some(k))
+    // Only real choices are recorded (and replayed), as for threads.
+    Ok((sources.len() > 1).then_some(k))
 }

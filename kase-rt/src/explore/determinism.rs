@@ -49,6 +49,9 @@ impl Scheduler for Follow {
     }
 
     fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
+        if point.options == 1 {
+            return Ok(0);
+        }
         match self.weak.next() {
             Some(k) if k < point.options => Ok(k),
             _ => Err(Stop::Diverged(format!(

@@ -42,14 +42,15 @@ fn regression_file(config: &Settings) -> Option<(PathBuf, &TestId)> {
 pub(crate) fn run(config: &Settings, model: &(dyn Fn() + Sync)) -> Report {
     let start = Instant::now();
     let rc11;
-    let config = if config.memory_model == MemoryModel::Rc11 {
-        // Peeking is a reduction for sequential consistency. Schedules do
-        // not carry RC11's reads-from choices yet, so failures are neither
-        // saved nor shrunk by replaying them.
+    let replays_rc11 = config.replay.as_ref().is_some_and(Schedule::rc11);
+    let config = if config.memory_model == MemoryModel::Rc11 || replays_rc11 {
+        // Peeking is a reduction for sequential consistency; an RC11
+        // schedule replays under RC11. The search for a simpler failure
+        // does not run under RC11 yet.
         rc11 = Settings {
+            memory_model: MemoryModel::Rc11,
             peeking: false,
             minimize: 0,
-            persist: Persist::Off,
             ..config.clone()
         };
         &rc11

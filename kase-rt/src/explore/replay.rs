@@ -29,6 +29,12 @@ pub(crate) struct Replay {
     /// Steps (numbered as in the report) that preempted another thread.
     preempted: Vec<usize>,
     divergence: Option<Divergence>,
+    /// Under RC11: the options of atomic accesses with several, in order.
+    options: Vec<u32>,
+    /// The next of `options`.
+    next_option: usize,
+    /// The schedule is an RC11 one (`kase1w:`).
+    rc11: bool,
 }
 
 impl Replay {
@@ -39,6 +45,9 @@ impl Replay {
             steps: 0,
             preempted: Vec::new(),
             divergence: None,
+            options: schedule.rc11_options().to_vec(),
+            next_option: 0,
+            rc11: schedule.rc11(),
         }
     }
 
@@ -255,11 +264,28 @@ impl Scheduler for Replay {
         if point.options == 1 {
             return Ok(0);
         }
-        Err(Stop::Diverged(format!(
-            "under RC11, an atomic access of {} can go {} ways, and schedule strings do not say \
-             which store a read reads yet: RC11 executions cannot be replayed from a schedule",
-            point.thread, point.options
-        )))
+        let nth = self.next_option;
+        self.next_option += 1;
+        match self.options.get(nth) {
+            Some(&k) if (k as usize) < point.options => Ok(k as usize),
+            Some(&k) => Err(Stop::Diverged(format!(
+                "store choice {} of the schedule is option {k}, but the atomic access of {} there \
+                 can go only {} ways: the schedule is not of this model",
+                nth + 1,
+                point.thread,
+                point.options
+            ))),
+            None if self.rc11 => Err(Stop::Diverged(format!(
+                "the schedule's {nth} store choices ran out: the atomic access of {} can go {} \
+                 ways and the schedule does not say which (is it of this model?)",
+                point.thread, point.options
+            ))),
+            None => Err(Stop::Diverged(format!(
+                "an atomic access of {} can go {} ways under RC11, and this schedule is not an \
+                 RC11 one (`kase1w:`): replay a schedule from an RC11 run",
+                point.thread, point.options
+            ))),
+        }
     }
 
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {

@@ -267,11 +267,10 @@ pub(super) fn failure(fault: exec::Fault, outcome: &Outcome) -> Failure {
             .iter()
             .map(|&t| names.renumbering.get(t))
             .collect();
-        Failure::new(
-            fault,
-            &outcome.events,
-            Schedule::from_threads(&schedule, outcome.peeking),
-            names,
-        )
+        let mut replay = Schedule::from_threads(&schedule, outcome.peeking);
+        if outcome.weak.is_some() {
+            replay = replay.with_rc11(&outcome.weak_schedule);
+        }
+        Failure::new(fault, &outcome.events, replay, names)
     })
 }

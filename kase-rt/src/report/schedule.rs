@@ -10,12 +10,19 @@
 //! starts with `kase1p:`: pure parts of critical sections have no choice
 //! points then, so it replays with peeking on whatever the builder says.
 //! (Without such a section peeking changes nothing, and the schedule is
-//! `kase1:`.)
+//! `kase1:`.) A schedule of an execution under Rust's memory model (RC11)
+//! starts with `kase1w:` and adds, after a `/`, the option each atomic
+//! access that could go more than one way took (which store a read read,
+//! where a store went in its location's modification order), e.g.
+//! `kase1w:1.0/1.0`; it replays under RC11.
 
 use std::fmt;
 use std::str::FromStr;
 
-use kase_grammar::{SCHEDULE_PREFIX as PREFIX, SCHEDULE_PREFIX_PEEKING as PREFIX_PEEKING};
+use kase_grammar::{
+    SCHEDULE_PREFIX as PREFIX, SCHEDULE_PREFIX_PEEKING as PREFIX_PEEKING,
+    SCHEDULE_PREFIX_RC11 as PREFIX_RC11,
+};
 
 use crate::exec::ThreadIdx;
 
@@ -34,6 +41,8 @@ use crate::exec::ThreadIdx;
 pub struct Schedule {
     choices: Vec<u32>,
     peeking: bool,
+    /// Under RC11: the options atomic accesses with several took.
+    rc11: Option<Vec<u32>>,
 }
 
 impl Schedule {
@@ -41,7 +50,26 @@ impl Schedule {
         Schedule {
             choices: threads.iter().map(|t| t.0).collect(),
             peeking,
+            rc11: None,
         }
+    }
+
+    /// The same thread choices, of an RC11 execution whose atomic accesses
+    /// with several ways took `options`.
+    pub(crate) fn with_rc11(mut self, options: &[usize]) -> Self {
+        self.rc11 = Some(options.iter().map(|&k| k as u32).collect());
+        self
+    }
+
+    /// Whether it is a schedule of Rust's memory model (`kase1w:`); it
+    /// replays under [`MemoryModel::Rc11`](crate::MemoryModel::Rc11).
+    pub fn rc11(&self) -> bool {
+        self.rc11.is_some()
+    }
+
+    /// The options of an RC11 schedule's atomic accesses, in order.
+    pub(crate) fn rc11_options(&self) -> &[u32] {
+        self.rc11.as_deref().unwrap_or(&[])
     }
 
     /// Whether it was recorded with critical-section peeking (`kase1p:`);
@@ -67,12 +95,25 @@ impl Schedule {
 
 impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.peeking { PREFIX_PEEKING } else { PREFIX })?;
-        for (i, c) in self.choices.iter().enumerate() {
-            if i > 0 {
-                f.write_str(".")?;
+        let prefix = match (&self.rc11, self.peeking) {
+            (Some(_), _) => PREFIX_RC11,
+            (None, true) => PREFIX_PEEKING,
+            (None, false) => PREFIX,
+        };
+        f.write_str(prefix)?;
+        let list = |f: &mut fmt::Formatter<'_>, items: &[u32]| -> fmt::Result {
+            for (i, c) in items.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(".")?;
+                }
+                write!(f, "{c}")?;
             }
-            write!(f, "{c}")?;
+            Ok(())
+        };
+        list(f, &self.choices)?;
+        if let Some(options) = &self.rc11 {
+            f.write_str("/")?;
+            list(f, options)?;
         }
         Ok(())
     }
@@ -127,6 +168,7 @@ impl FromStr for Schedule {
             Ok(parsed) => Ok(Schedule {
                 choices: parsed.choices,
                 peeking: parsed.peeking,
+                rc11: parsed.rc11,
             }),
             Err(e) => Err(ScheduleParseError::new(s, e.column, e.message)),
         }
@@ -150,6 +192,8 @@ mod tests {
             "kase1:12.3.0.4",
             "kase1p:",
             "kase1p:2.0",
+            "kase1w:/",
+            "kase1w:1.0/2.0.1",
         ] {
             assert_eq!(s.parse::<Schedule>().unwrap().to_string(), s);
         }
