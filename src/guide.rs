@@ -15,6 +15,8 @@
 //! 7. [Libraries and features](libraries): using `kase::sync` in a library
 //!    at zero cost (feature `model`), feature `tracing`.
 //! 8. [What is modelled, robustness and limits](limits).
+//! 9. [Rust's memory model](memory_model): checking weaker orderings
+//!    against RC11.
 
 // Each chapter is a Markdown file under `docs/guide/`, so that it reads well
 // in the repository too; its Rust examples are doctests of this crate.
@@ -42,3 +44,6 @@ pub mod libraries {}
 
 #[doc = include_str!("../docs/guide/limits.md")]
 pub mod limits {}
+
+#[doc = include_str!("../docs/guide/memory-model.md")]
+pub mod memory_model {}

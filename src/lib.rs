@@ -133,6 +133,7 @@
 //! 7. [Libraries and features](guide::libraries): features `model` and
 //!    `tracing`.
 //! 8. [What is modelled, robustness and limits](guide::limits).
+//! 9. [Rust's memory model](guide::memory_model): [`MemoryModel::Rc11`].
 //!
 //! ## Features
 //!

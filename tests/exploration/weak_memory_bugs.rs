@@ -216,3 +216,46 @@ fn a_weak_failure_is_saved_and_replayed_first() {
         "found by the replay, before exploring"
     );
 }
+
+#[test]
+fn a_stale_load_is_shown_with_the_store_it_read_and_the_newer_one() {
+    let report = explore(&message_passing(Relaxed, Relaxed), MemoryModel::Rc11);
+    let text = report.failure().expect("found").to_string();
+    // The flag's load read the spawned thread's store; the data's load read
+    // the initial value although the store of 42 had run.
+    assert!(text.contains("load atomic#"), "{text}");
+    let stale = text
+        .lines()
+        .find(|l| l.contains("-> 0 (reads the initial value; stale: step"))
+        .unwrap_or_else(|| panic!("no stale load shown:\n{text}"));
+    assert!(stale.contains("had stored 42"), "{stale}");
+    assert!(text.contains("-> 1 (reads step"), "{text}");
+}
+
+/// A flag handed over with Release/Acquire, awaited in a spin loop.
+fn spin_handover(check_data: bool) -> impl Fn() + Sync {
+    move || {
+        let data = Arc::new(AtomicUsize::new(0));
+        let flag = Arc::new(AtomicBool::new(false));
+        let (d, f) = (data.clone(), flag.clone());
+        let t = thread::spawn(move || {
+            d.store(42, Relaxed);
+            f.store(true, Release);
+        });
+        while !flag.load(Acquire) {
+            kase::hint::spin_loop();
+        }
+        if check_data {
+            assert_eq!(data.load(Relaxed), 42);
+        }
+        t.join().unwrap();
+    }
+}
+
+#[test]
+fn a_spin_that_reads_a_stale_flag_is_no_deadlock() {
+    // Under RC11 the loop may read `false` after the store of `true` ran;
+    // a thread stuck on a stale value is not a deadlock (the model promises
+    // stores become visible), and the handover passes.
+    passes(spin_handover(true));
+}

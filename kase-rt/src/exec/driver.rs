@@ -181,6 +181,12 @@ pub(crate) fn run(
                     e.check_arcs();
                 } else {
                     let spinning = e.spinning();
+                    if e.weak_on() && e.weak_stale_spin(&spinning) {
+                        // Only a stale read keeps it spinning (RC11): the
+                        // branch that reads the newer store is the real one.
+                        redundant = true;
+                        break;
+                    }
                     e.fault = Some(Fault::Deadlock { blocked, spinning });
                 }
                 break;

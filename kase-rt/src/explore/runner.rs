@@ -271,6 +271,6 @@ pub(super) fn failure(fault: exec::Fault, outcome: &Outcome) -> Failure {
         if outcome.weak.is_some() {
             replay = replay.with_rc11(&outcome.weak_schedule);
         }
-        Failure::new(fault, &outcome.events, replay, names)
+        Failure::new(fault, &outcome.events, outcome.weak.as_ref(), replay, names)
     })
 }

@@ -76,6 +76,8 @@ pub(crate) struct WeakMemory {
     choice: Option<usize>,
     /// The running access's chosen candidate, between read and commit.
     prepared: Option<Candidate>,
+    /// The store each thread read last from each location (store id).
+    last_read: std::collections::HashMap<(ThreadIdx, ObjectIdx), usize>,
 }
 
 fn is_seq_cst(intent: &AtomicIntent) -> bool {
@@ -365,6 +367,7 @@ impl Execution {
                 let rf = history.store(id).event;
                 hb.atomic(as_kind, order, &mut message);
                 history.read(t, epoch, id);
+                weak.last_read.insert((t, object), id);
                 if as_kind == OpKind::Load {
                     (Access::Read { location, rf }, None)
                 } else {
@@ -413,6 +416,25 @@ impl Execution {
             sw,
         );
         latest
+    }
+
+    /// Whether one of `spinning` (threads in a spin that changes nothing,
+    /// with the objects they wait on) last read a store of one of them that
+    /// is not its location's latest: it need not wait, it can read the
+    /// newer one (another branch of the exploration does). Such a spin is
+    /// no deadlock: RC11 promises that stores become visible.
+    pub(crate) fn weak_stale_spin(&self, spinning: &[(ThreadIdx, Vec<ObjectIdx>)]) -> bool {
+        let weak = self.weak();
+        spinning.iter().any(|(t, objects)| {
+            objects.iter().any(|&object| {
+                let (Some(&id), Some(located)) =
+                    (weak.last_read.get(&(*t, object)), weak.located(object))
+                else {
+                    return false;
+                };
+                located.history.mo().last() != Some(&id)
+            })
+        })
     }
 
     /// A fence by the current thread (its happens-before is `fence_hb`'s).

@@ -54,10 +54,14 @@ impl Failure {
     pub(crate) fn new(
         fault: Fault,
         events: &[Event],
+        weak: Option<&crate::exec::weak::WeakSummary>,
         schedule: Schedule,
         names: &Names<'_>,
     ) -> Self {
-        let (steps, row_of_step) = rows(events, names);
+        let (mut steps, row_of_step) = rows(events, names);
+        if let Some(weak) = weak {
+            super::stale::annotate(&mut steps, &row_of_step, events, weak);
+        }
         let mut panic_location = None;
         let (kind, headline, details, message, payload) = match fault {
             Fault::Panic { thread, info, payload } if is_internal(&*payload) => {

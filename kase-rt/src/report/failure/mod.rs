@@ -9,6 +9,7 @@ mod build;
 mod kind;
 mod names;
 mod render;
+mod stale;
 mod types;
 
 pub use kind::FailureKind;
