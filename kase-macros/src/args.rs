@@ -16,6 +16,7 @@ pub(crate) const TEST_KEYS: &[&str] = &[
     "strategy",
     "alternatives",
     "peeking",
+    "memory_model",
     "max_executions",
     "max_duration",
     "preemption_bound",
@@ -51,6 +52,7 @@ enum Setter {
     StackSize(u64),
     Replay(syn::LitStr),
     Peeking(bool),
+    MemoryModel(&'static str),
     AllowIncomplete(bool),
 }
 
@@ -96,6 +98,10 @@ impl Args {
                 }
                 Setter::Replay(s) => quote_spanned!(span=> .replay(#s)),
                 Setter::Peeking(on) => quote_spanned!(span=> .peeking(#on)),
+                Setter::MemoryModel(v) => {
+                    let v = syn::Ident::new(v, span);
+                    quote_spanned!(span=> .memory_model(#krate::MemoryModel::#v))
+                }
                 Setter::AllowIncomplete(on) => quote_spanned!(span=> .allow_incomplete(#on)),
             }
         });
@@ -226,6 +232,22 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
                     return Err(syn::Error::new(
                         s.span(),
                         format!("unknown strategy \"{other}\"; expected \"por\" or \"exhaustive\""),
+                    ))
+                }
+            }
+        }
+        "memory_model" => {
+            let s = string(value, "\"rc11\" or \"sc\"")?;
+            match s.value().as_str() {
+                "rc11" => Setter::MemoryModel("Rc11"),
+                "sc" => Setter::MemoryModel("SequentiallyConsistent"),
+                other => {
+                    return Err(syn::Error::new(
+                        s.span(),
+                        format!(
+                            "unknown memory model \"{other}\"; expected \"rc11\" (Rust's memory \
+                             model) or \"sc\" (sequential consistency)"
+                        ),
                     ))
                 }
             }
@@ -419,6 +441,19 @@ mod tests {
         assert!(builder_of("expect = \"data race\"").is_ok());
         let e = builder_of("expect = \"datarace\"").unwrap_err();
         assert!(e.contains("unknown failure kind"), "{e}");
+    }
+
+    #[test]
+    fn memory_model_becomes_a_builder_call() {
+        for (value, variant) in [("rc11", "Rc11"), ("sc", "SequentiallyConsistent")] {
+            let builder = builder_of(&format!("memory_model = \"{value}\"")).unwrap();
+            assert!(
+                builder.ends_with(&format!(".memory_model(::kase::MemoryModel::{variant})")),
+                "{builder}"
+            );
+        }
+        let e = builder_of("memory_model = \"tso\"").unwrap_err();
+        assert!(e.contains("unknown memory model \"tso\""), "{e}");
     }
 
     #[test]

@@ -116,6 +116,7 @@ use rewrite::Rewriter;
 /// | `persist` | `bool` (default `true`) | `false`: `.persist(Persist::Off)` |
 /// | `crate` | `"path"` to kase, for a renamed dependency (default `::kase`) | |
 /// | `peeking` | `bool` (default `true`) | `.peeking(…)`: critical-section peeking |
+/// | `memory_model` | `"sc"` (default) or `"rc11"` | `.memory_model(…)`: Rust's memory model for atomics |
 ///
 /// A `replay` schedule is checked for its shape at expansion (a typo is a
 /// compile error).

@@ -471,3 +471,38 @@ mod no_note_for_an_alias_declared_in_the_body {
         assert_eq!(*m.lock().unwrap(), 1);
     }
 }
+
+/// `memory_model = "rc11"` checks the body against Rust's memory model:
+/// the stale read a `Relaxed` flag allows is found…
+#[kase::test(memory_model = "rc11", expect = "panic")]
+fn rc11_finds_the_stale_read_of_a_relaxed_flag() {
+    use std::sync::atomic::AtomicBool;
+    let data = Arc::new(AtomicUsize::new(0));
+    let flag = Arc::new(AtomicBool::new(false));
+    let (d, f) = (data.clone(), flag.clone());
+    let t = thread::spawn(move || {
+        d.store(42, Ordering::Relaxed);
+        f.store(true, Ordering::Relaxed);
+    });
+    if flag.load(Ordering::Relaxed) {
+        assert_eq!(data.load(Ordering::Relaxed), 42, "flag seen, data stale");
+    }
+    t.join().unwrap();
+}
+
+/// …which sequential consistency, the default, cannot produce.
+#[kase::test(memory_model = "sc")]
+fn sequential_consistency_does_not_produce_it() {
+    use std::sync::atomic::AtomicBool;
+    let data = Arc::new(AtomicUsize::new(0));
+    let flag = Arc::new(AtomicBool::new(false));
+    let (d, f) = (data.clone(), flag.clone());
+    let t = thread::spawn(move || {
+        d.store(42, Ordering::Relaxed);
+        f.store(true, Ordering::Relaxed);
+    });
+    if flag.load(Ordering::Relaxed) {
+        assert_eq!(data.load(Ordering::Relaxed), 42, "flag seen, data stale");
+    }
+    t.join().unwrap();
+}
