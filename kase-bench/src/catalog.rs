@@ -1,7 +1,11 @@
 //! The benchmark programs with their parameters and known trace counts
-//! (from the project's benchmark list), as run by the `compare` binary.
+//! (from the project's benchmark list), as run by the `compare` binary, and
+//! the weak-memory programs with what Rust's memory model allows of them.
 
 use std::fmt;
+
+mod weak;
+pub use weak::{find_weak, WeakKind, WeakProgram, WEAK_PROGRAMS};
 
 /// What an exploration of a program should find.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

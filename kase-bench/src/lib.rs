@@ -8,6 +8,12 @@
 //! execution, e.g. `kase::Builder::new().explore(|| mutex_counter(3, 2))`.
 //! [`catalog`] lists them with their expected trace counts and the
 //! parameters the comparison binary (`compare`) runs.
+//!
+//! The weak-memory programs (litmus tests and ordering bugs,
+//! `src/weak_programs.rs`) are included the same way, in the `weak`
+//! submodule of each: [`kase_models::weak`] (run them with
+//! `MemoryModel::Rc11`), [`loom_models::weak`], [`shuttle_models::weak`];
+//! [`catalog::WEAK_PROGRAMS`] says which outcome of each is the weak one.
 
 pub mod catalog;
 
@@ -18,6 +24,16 @@ pub mod kase_models {
     use kase::thread;
 
     include!("programs.rs");
+
+    /// The weak-memory programs on kase's shims (run them with
+    /// `kase::Builder::new().memory_model(kase::MemoryModel::Rc11)`).
+    pub mod weak {
+        use kase::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering, Ordering::*};
+        use kase::sync::Arc;
+        use kase::thread;
+
+        include!("weak_programs.rs");
+    }
 }
 
 /// The benchmark programs on loom's shims (run them inside `loom::model`).
@@ -27,6 +43,16 @@ pub mod loom_models {
     use loom::thread;
 
     include!("programs.rs");
+
+    /// The weak-memory programs on loom's shims (run them inside
+    /// `loom::model`, which explores loom's own weak-memory model).
+    pub mod weak {
+        use loom::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering, Ordering::*};
+        use loom::sync::Arc;
+        use loom::thread;
+
+        include!("weak_programs.rs");
+    }
 }
 
 /// The benchmark programs on shuttle's shims (run them inside
@@ -37,4 +63,14 @@ pub mod shuttle_models {
     use shuttle::thread;
 
     include!("programs.rs");
+
+    /// The weak-memory programs on shuttle's shims (run them inside
+    /// `shuttle::check_dfs`; shuttle runs every ordering as `SeqCst`).
+    pub mod weak {
+        use shuttle::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering, Ordering::*};
+        use shuttle::sync::Arc;
+        use shuttle::thread;
+
+        include!("weak_programs.rs");
+    }
 }

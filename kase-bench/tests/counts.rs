@@ -1,10 +1,14 @@
 //! kase explores exactly the known number of Mazurkiewicz traces of the
 //! benchmark programs, at small parameters (the whole file runs in a few
 //! seconds in a debug build). The counts are defined without critical-section
-//! peeking; the tests named `*peeking*` check the counts with it.
+//! peeking; the tests named `*peeking*` check the counts with it. The weak-
+//! memory programs are checked under Rust's memory model (RC11): graph
+//! counts, outcomes, and the bugs found.
 
-use kase::{Builder, FailureKind, Report};
-use kase_bench::catalog::{self, Expected, PROGRAMS};
+use std::collections::BTreeSet;
+
+use kase::{Builder, FailureKind, MemoryModel, Report};
+use kase_bench::catalog::{self, Expected, WeakKind, PROGRAMS, WEAK_PROGRAMS};
 use kase_bench::kase_models::*;
 
 /// Explores `model` with the default (optimal POR) builder without peeking
@@ -249,4 +253,72 @@ fn catalog_helpers() {
 fn peers_run_the_same_programs() {
     loom::model(kase_bench::loom_models::message_passing);
     shuttle::check_dfs(kase_bench::shuttle_models::message_passing, None);
+}
+
+/// Explores a weak-memory program under RC11 with the default reduction and
+/// returns the outcomes it returned; if nothing failed, checks one execution
+/// per consistent graph (`executions - sleep_set_blocked == traces`).
+fn rc11(model: fn() -> Vec<usize>) -> (BTreeSet<Vec<usize>>, Report) {
+    let seen = std::sync::Mutex::new(BTreeSet::new());
+    let report = Builder::new().memory_model(MemoryModel::Rc11).explore(|| {
+        // Not under the lock: an execution kase ends early unwinds.
+        let outcome = model();
+        seen.lock().unwrap().insert(outcome);
+    });
+    if report.failure().is_none() {
+        assert_eq!(
+            Some(report.executions() - report.sleep_set_blocked()),
+            report.traces(),
+            "one execution per graph: {report}"
+        );
+    }
+    (seen.into_inner().unwrap(), report)
+}
+
+#[test]
+fn litmus_graphs_under_rc11() {
+    use kase_bench::kase_models::weak;
+    let graphs = |model| rc11(model).1.traces();
+    assert_eq!(graphs(weak::sb_relaxed), Some(4));
+    assert_eq!(graphs(weak::sb_seq_cst), Some(3));
+    assert_eq!(graphs(weak::two_plus_two_w_relaxed), Some(4));
+    assert_eq!(graphs(weak::iriw_relaxed), Some(16));
+    assert_eq!(graphs(weak::iriw_seq_cst), Some(15));
+    assert_eq!(graphs(weak::s_relaxed), Some(4));
+    assert_eq!(graphs(weak::lb_relaxed), Some(3));
+    assert_eq!(graphs(weak::mp_relaxed), Some(4));
+}
+
+/// Every weak-memory program in the catalog shows under RC11 what the
+/// catalog says: a litmus test its graphs and outcomes, the weak outcome
+/// exactly when RC11 allows it; a bug program its panic.
+#[test]
+fn weak_catalog_under_rc11() {
+    for program in WEAK_PROGRAMS {
+        let (seen, report) = rc11(program.kase);
+        match program.kind {
+            WeakKind::Litmus {
+                weak,
+                allowed,
+                outcomes,
+                ..
+            } => {
+                assert!(report.complete() && report.failure().is_none(), "{report}");
+                assert_eq!(report.traces(), program.graphs, "{}", program.name);
+                assert_eq!(seen.len(), outcomes, "{}: {seen:?}", program.name);
+                assert_eq!(seen.contains(weak), allowed, "{}: {seen:?}", program.name);
+            }
+            WeakKind::Bug { message } => {
+                let failure = report
+                    .failure()
+                    .unwrap_or_else(|| panic!("{}: not found: {report}", program.name));
+                assert_eq!(failure.kind(), FailureKind::Panic, "{report}");
+                assert!(
+                    failure.message().unwrap_or("").contains(message),
+                    "{report}"
+                );
+            }
+        }
+    }
+    assert!(catalog::find_weak("iriw_relaxed").is_some());
 }

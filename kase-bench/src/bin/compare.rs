@@ -17,6 +17,12 @@
 //! (`VmHWM`). A `FILTER` keeps the programs whose name contains it.
 //! `--jobs N` runs N cells at a time (default 1; each tool is
 //! single-threaded, but concurrent cells share caches and memory bandwidth).
+//!
+//! `--weak` runs the weak-memory programs instead (`catalog::WEAK_PROGRAMS`)
+//! under kase with `MemoryModel::Rc11` and loom (`--tools` may add shuttle)
+//! and writes the section "Weak memory (RC11)"; with `--out FILE` it
+//! replaces that section of FILE (or appends it). A run without `--weak`
+//! keeps the section of the file it overwrites. See `compare/weak.rs`.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
@@ -29,19 +35,28 @@ use std::time::{Duration, Instant};
 
 use kase_bench::catalog::{self, group, Expected, Program, LOOM_MAX_SPAWNED, PROGRAMS};
 
+// A crate root's modules sit beside it; this one is the binary's own.
+#[path = "compare/weak.rs"]
+mod weak;
+
 const TOOLS: [&str; 4] = ["kase", "kase-peek", "loom", "shuttle"];
 
 const USAGE: &str = "\
 usage: compare [--quick] [--timeout SECS] [--jobs N] [--out FILE] [--tools kase,kase-peek,loom,shuttle] [FILTER ...]
+       compare --weak [--timeout SECS] [--jobs N] [--out FILE] [--tools kase,loom,shuttle] [FILTER ...]
        compare --cell TOOL PROGRAM [PARAMS ...]
+       compare --weak-cell TOOL PROGRAM
        compare --list";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some("--cell") {
-        return cell(&args[1..]);
+    match args.first().map(String::as_str) {
+        Some("--cell") => return cell(&args[1..]),
+        Some("--weak-cell") => return weak::cell(&args[1..]),
+        _ => {}
     }
     match Options::parse(&args) {
+        Ok(Some(options)) if options.weak => weak::compare(&options),
         Ok(Some(options)) => compare(&options),
         Ok(None) => ExitCode::SUCCESS,
         Err(e) => {
@@ -88,6 +103,28 @@ fn report_deadlocks_from_the_panic_hook() {
     }));
 }
 
+/// Progress for the parent every half second, so a timed-out cell still says
+/// how far it got: `PROGRESS <invocations> <extra()>`. It also ends the child
+/// if the parent went away (the pipe is closed).
+fn report_progress(extra: fn() -> String) {
+    std::thread::spawn(move || loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let mut out = std::io::stdout().lock();
+        let line = format!(
+            "PROGRESS {} {}\n",
+            INVOCATIONS.load(Ordering::Relaxed),
+            extra()
+        );
+        if out
+            .write_all(line.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            std::process::exit(3);
+        }
+    });
+}
+
 fn cell(args: &[String]) -> ExitCode {
     let (Some(tool), Some(name)) = (args.first(), args.get(1)) else {
         eprintln!("{USAGE}");
@@ -111,20 +148,7 @@ fn cell(args: &[String]) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    // Progress for the parent, so a timed-out cell still says how far it got.
-    // It also ends the child if the parent went away (the pipe is closed).
-    std::thread::spawn(|| loop {
-        std::thread::sleep(Duration::from_millis(500));
-        let mut out = std::io::stdout().lock();
-        let line = format!("PROGRESS {}\n", INVOCATIONS.load(Ordering::Relaxed));
-        if out
-            .write_all(line.as_bytes())
-            .and_then(|()| out.flush())
-            .is_err()
-        {
-            std::process::exit(3);
-        }
-    });
+    report_progress(String::new);
     if !is_kase(tool) {
         report_deadlocks_from_the_panic_hook();
     }
@@ -196,6 +220,13 @@ fn run_kase(program: &'static Program, params: Vec<usize>, peeking: bool) -> (Co
 }
 
 fn run_loom(program: &'static Program, params: Vec<usize>) -> (Counts, String) {
+    let status = loom_check(move || (program.loom)(&params));
+    (Counts::default(), status)
+}
+
+/// Explores `model` with loom, counting invocations; the status as [`catch`]
+/// gives it.
+fn loom_check(model: impl Fn() + Sync + Send + 'static) -> String {
     let mut builder = loom::model::Builder::new();
     // Exhaustive: no preemption bound, no budget, room for long executions.
     builder.max_branches = 1_000_000;
@@ -205,26 +236,30 @@ fn run_loom(program: &'static Program, params: Vec<usize>) -> (Counts, String) {
     builder.checkpoint_file = None;
     builder.log = false;
     builder.location = false;
-    let status = catch(move || {
+    catch(move || {
         builder.check(move || {
             INVOCATIONS.fetch_add(1, Ordering::Relaxed);
-            (program.loom)(&params)
+            model()
         })
-    });
-    (Counts::default(), status)
+    })
 }
 
 fn run_shuttle(program: &'static Program, params: Vec<usize>) -> (Counts, String) {
-    let status = catch(move || {
+    let status = shuttle_check(move || (program.shuttle)(&params));
+    (Counts::default(), status)
+}
+
+/// Explores `model` with shuttle's exhaustive DFS, counting invocations.
+fn shuttle_check(model: impl Fn() + Sync + Send + 'static) -> String {
+    catch(move || {
         shuttle::check_dfs(
             move || {
                 INVOCATIONS.fetch_add(1, Ordering::Relaxed);
-                (program.shuttle)(&params)
+                model()
             },
             None,
         )
-    });
-    (Counts::default(), status)
+    })
 }
 
 /// Runs `f`; `"ok"`, `"deadlock"`, or `"panic: <message>"`.
@@ -258,6 +293,8 @@ fn peak_rss_kb() -> Option<u64> {
 
 struct Options {
     quick: bool,
+    /// Run the weak-memory programs (`--weak`).
+    weak: bool,
     timeout: Duration,
     jobs: usize,
     out: Option<String>,
@@ -270,6 +307,7 @@ impl Options {
     fn parse(args: &[String]) -> Result<Option<Options>, String> {
         let mut options = Options {
             quick: false,
+            weak: false,
             timeout: Duration::from_secs(120),
             jobs: 1,
             out: None,
@@ -277,6 +315,7 @@ impl Options {
             filters: Vec::new(),
             command: args.join(" "),
         };
+        let mut tools_given = false;
         let mut args = args.iter();
         while let Some(arg) = args.next() {
             let mut value = |name: &str| {
@@ -286,6 +325,7 @@ impl Options {
             };
             match arg.as_str() {
                 "--quick" => options.quick = true,
+                "--weak" => options.weak = true,
                 "--timeout" => {
                     let v = value("--timeout")?;
                     let secs: f64 = v
@@ -304,6 +344,7 @@ impl Options {
                         .ok_or_else(|| format!("--jobs: not a positive number: {v}"))?;
                 }
                 "--tools" => {
+                    tools_given = true;
                     let v = value("--tools")?;
                     options.tools = v
                         .split(',')
@@ -320,6 +361,9 @@ impl Options {
                     for p in PROGRAMS {
                         println!("{} ({})", p.name, p.params);
                     }
+                    for p in catalog::WEAK_PROGRAMS {
+                        println!("{} (--weak)", p.name);
+                    }
                     return Ok(None);
                 }
                 "-h" | "--help" => {
@@ -328,6 +372,14 @@ impl Options {
                 }
                 flag if flag.starts_with('-') => return Err(format!("unknown option {flag}")),
                 filter => options.filters.push(filter.to_string()),
+            }
+        }
+        if options.weak {
+            if !tools_given {
+                options.tools = weak::DEFAULT_TOOLS.to_vec();
+            }
+            if options.tools.contains(&"kase-peek") {
+                return Err("--weak: the tools are kase (under RC11), loom and shuttle".into());
             }
         }
         Ok(Some(options))
@@ -347,9 +399,13 @@ enum Outcome {
         secs: f64,
         rss_kb: u64,
         status: String,
+        /// Further `key=value` fields of the child's result (`--weak`).
+        extra: Vec<(String, String)>,
     },
     TimedOut {
         progress: u64,
+        /// `key=value` fields of the child's last progress line.
+        extra: Vec<(String, String)>,
     },
     /// A smaller instance of the same program timed out with this tool.
     Skipped,
@@ -452,7 +508,7 @@ fn compare(options: &Options) -> ExitCode {
     let markdown = render(options, &rows, started.elapsed(), &machine);
     print!("{markdown}");
     if let Some(path) = &options.out {
-        if let Err(e) = std::fs::write(path, &markdown) {
+        if let Err(e) = std::fs::write(path, weak::keep_section(path, &markdown)) {
             eprintln!("compare: cannot write {path}: {e}");
             return ExitCode::FAILURE;
         }
@@ -468,12 +524,20 @@ fn run_child(
     params: &[usize],
     timeout: Duration,
 ) -> Outcome {
+    let mut args = vec![
+        "--cell".to_string(),
+        tool.to_string(),
+        program.name.to_string(),
+    ];
+    args.extend(params.iter().map(|p| p.to_string()));
+    run_cell(exe, &args, timeout)
+}
+
+/// Runs `compare ARGS` (a cell) as a child, killed after `timeout`.
+fn run_cell(exe: &std::path::Path, args: &[String], timeout: Duration) -> Outcome {
     let mut command = Command::new(exe);
     command
-        .arg("--cell")
-        .arg(tool)
-        .arg(program.name)
-        .args(params.iter().map(|p| p.to_string()))
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -510,13 +574,19 @@ fn run_child(
     });
     let deadline = Instant::now() + timeout;
     let mut progress = 0;
+    let mut progress_extra = Vec::new();
     let mut result = None;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
             Ok(line) => {
-                if let Some(n) = line.strip_prefix("PROGRESS ") {
-                    progress = n.trim().parse().unwrap_or(progress);
+                if let Some(fields) = line.strip_prefix("PROGRESS ") {
+                    let mut fields = fields.split_whitespace();
+                    progress = fields
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(progress);
+                    progress_extra = key_values(fields);
                 } else if let Some(r) = line.strip_prefix("RESULT ") {
                     result = Some(r.to_string());
                 }
@@ -525,7 +595,10 @@ fn run_child(
             Err(RecvTimeoutError::Timeout) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Outcome::TimedOut { progress };
+                return Outcome::TimedOut {
+                    progress,
+                    extra: progress_extra,
+                };
             }
         }
     }
@@ -552,6 +625,7 @@ fn parse_result(line: &str) -> Option<Outcome> {
     let mut fell_back = false;
     let mut secs = None;
     let mut rss_kb = None;
+    let mut extra = Vec::new();
     for field in fields.split_whitespace() {
         let (key, value) = field.split_once('=')?;
         match key {
@@ -561,7 +635,7 @@ fn parse_result(line: &str) -> Option<Outcome> {
             "fell_back" => fell_back = value == "1",
             "secs" => secs = value.parse().ok(),
             "rss_kb" => rss_kb = value.parse().ok(),
-            _ => {}
+            _ => extra.push((key.to_string(), value.to_string())),
         }
     }
     Some(Outcome::Done {
@@ -572,7 +646,24 @@ fn parse_result(line: &str) -> Option<Outcome> {
         secs: secs?,
         rss_kb: rss_kb?,
         status: status.to_string(),
+        extra,
     })
+}
+
+/// The `key=value` fields among `fields`.
+fn key_values<'a>(fields: impl Iterator<Item = &'a str>) -> Vec<(String, String)> {
+    fields
+        .filter_map(|f| f.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The value of `key` among `extra`, parsed.
+fn extra_field<T: std::str::FromStr>(extra: &[(String, String)], key: &str) -> Option<T> {
+    extra
+        .iter()
+        .find(|(k, _)| k == key)
+        .and_then(|(_, v)| v.parse().ok())
 }
 
 // ---------------------------------------------------------------------------
@@ -608,6 +699,7 @@ fn describe(outcome: &Outcome) -> String {
             secs,
             rss_kb,
             status,
+            ..
         } => format!(
             "{status}: {executions} executions ({blocked} blocked), {}, {} MiB{}",
             time_text(*secs),
@@ -620,7 +712,7 @@ fn describe(outcome: &Outcome) -> String {
                 String::new()
             }
         ),
-        Outcome::TimedOut { progress } => format!("timed out after {progress} executions"),
+        Outcome::TimedOut { progress, .. } => format!("timed out after {progress} executions"),
         Outcome::Skipped => "skipped (a smaller instance timed out)".to_string(),
         Outcome::NotApplicable => "n/a (more than 4 spawned threads)".to_string(),
         Outcome::Crashed(why) => format!("crashed: {why}"),
@@ -657,7 +749,7 @@ fn executions_text(outcome: &Outcome, expected: Option<Expected>, flag_mismatch:
                 }
             }
         }
-        Outcome::TimedOut { progress } => format!("≥ {}", group(*progress)),
+        Outcome::TimedOut { progress, .. } => format!("≥ {}", group(*progress)),
         Outcome::Skipped => "—".to_string(),
         Outcome::NotApplicable => "n/a".to_string(),
         Outcome::Crashed(_) => "**crash**".to_string(),
@@ -746,6 +838,31 @@ fn machine() -> String {
     format!("{cpus} CPUs (`nproc`), {cpu}{memory}; {rustc}; release build{load}")
 }
 
+/// `- kase at commit `abc1234`.`, noting uncommitted runtime changes.
+fn commit_line() -> Option<String> {
+    let commit = command_output("git", &["rev-parse", "--short", "HEAD"])?;
+    let dirty = command_output(
+        "git",
+        &[
+            "status",
+            "--porcelain",
+            "--",
+            "kase-rt",
+            "src",
+            "Cargo.toml",
+        ],
+    )
+    .is_some_and(|s| !s.is_empty());
+    Some(format!(
+        "- kase at commit `{commit}`{}.",
+        if dirty {
+            " (the work tree had uncommitted changes to the runtime)"
+        } else {
+            ""
+        }
+    ))
+}
+
 fn render(options: &Options, rows: &[Row], elapsed: Duration, machine: &str) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# Benchmarks: kase, loom and shuttle side by side\n");
@@ -768,28 +885,8 @@ fn render(options: &Options, rows: &[Row], elapsed: Duration, machine: &str) -> 
         elapsed.as_secs_f64()
     );
     let _ = writeln!(md, "- Machine: {machine}.");
-    if let Some(commit) = command_output("git", &["rev-parse", "--short", "HEAD"]) {
-        let dirty = command_output(
-            "git",
-            &[
-                "status",
-                "--porcelain",
-                "--",
-                "kase-rt",
-                "src",
-                "Cargo.toml",
-            ],
-        )
-        .is_some_and(|s| !s.is_empty());
-        let _ = writeln!(
-            md,
-            "- kase at commit `{commit}`{}.",
-            if dirty {
-                " (the work tree had uncommitted changes to the runtime)"
-            } else {
-                ""
-            }
-        );
+    if let Some(commit) = commit_line() {
+        let _ = writeln!(md, "{commit}");
     }
     let _ = writeln!(
         md,
@@ -997,7 +1094,7 @@ fn exact_counts(options: &Options, rows: &[Row], tool: &str, what: &str) -> Stri
                     ));
                 }
             }
-            (_, Outcome::TimedOut { progress }) => {
+            (_, Outcome::TimedOut { progress, .. }) => {
                 unfinished.push(format!("{} (≥ {})", label(row), group(*progress)))
             }
             (_, Outcome::Skipped) => unfinished.push(format!("{} (skipped)", label(row))),
@@ -1092,7 +1189,7 @@ fn peeking_summary(options: &Options, rows: &[Row]) -> String {
             }
             (None, Some(k)) => {
                 let without = match plain {
-                    Outcome::TimedOut { progress } => format!(
+                    Outcome::TimedOut { progress, .. } => format!(
                         "without peeking ≥ {} executions in {}",
                         group(*progress),
                         timeout_text(options.timeout)
