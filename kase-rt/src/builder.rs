@@ -87,11 +87,13 @@ impl Builder {
     /// kase notices, discards the exploration and explores again without
     /// peeking ([`Report::peeking`], [`Report::warnings`]). `KASE_PEEKING=0|1`
     /// sets it from the environment; `Strategy::Exhaustive` counts traces
-    /// under the same setting.
+    /// under the same setting. Peeking applies to interleavings: under
+    /// [`MemoryModel::Rc11`] a model with an atomic access weaker than
+    /// `SeqCst` is explored over execution graphs, without it.
     ///
     /// ```
     /// # extern crate kase_rt as kase;
-    /// use kase::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    /// use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
     /// use kase::sync::{Arc, Mutex};
     /// use kase::{thread, Builder};
     ///
@@ -101,11 +103,11 @@ impl Builder {
     ///     let (l, c) = (lock.clone(), cells.clone());
     ///     let t = thread::spawn(move || {
     ///         let _g = l.lock().unwrap();
-    ///         c[0].fetch_add(1, Relaxed);
+    ///         c[0].fetch_add(1, SeqCst);
     ///     });
     ///     {
     ///         let _g = lock.lock().unwrap();
-    ///         cells[1].fetch_add(1, Relaxed);
+    ///         cells[1].fetch_add(1, SeqCst);
     ///     }
     ///     t.join().unwrap();
     /// };
@@ -117,10 +119,9 @@ impl Builder {
         self
     }
 
-    /// The memory model atomics follow (default
-    /// [`MemoryModel::SequentiallyConsistent`]); `KASE_MEMORY_MODEL=rc11|sc`
-    /// sets it from the environment. Under [`MemoryModel::Rc11`] peeking is
-    /// off and the exploration enumerates execution graphs.
+    /// The memory model atomics follow: [`MemoryModel::Rc11`], Rust's (the
+    /// default), or [`MemoryModel::SequentiallyConsistent`], the opt-out;
+    /// `KASE_MEMORY_MODEL=rc11|sc` sets it from the environment.
     pub fn memory_model(mut self, model: MemoryModel) -> Self {
         self.settings.memory_model = model;
         self

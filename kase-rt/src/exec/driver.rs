@@ -257,6 +257,7 @@ pub(crate) fn run(
         peek_violation: exec.peek_violation,
         weak,
         weak_schedule,
+        weaker_ordering: exec.weaker_ordering,
     }
 }
 

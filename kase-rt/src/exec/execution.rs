@@ -65,6 +65,9 @@ pub struct Execution {
     /// Rust's memory model for atomics (`exec/weak`); `None`: sequential
     /// consistency.
     pub(super) weak: Option<super::weak::WeakMemory>,
+    /// Under sequential consistency: the first atomic access or fence with
+    /// an ordering weaker than `SeqCst` (then RC11 allows more).
+    pub(super) weaker_ordering: Option<String>,
 }
 
 /// What the gate said of an operation before it ran (the effect sees the
@@ -92,6 +95,7 @@ impl Execution {
             peek_violation: None,
             arcs: Vec::new(),
             weak: limits.weak.then(Default::default),
+            weaker_ordering: None,
             threads: Vec::new(),
             objects: Vec::new(),
             events: Vec::new(),

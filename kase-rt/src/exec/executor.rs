@@ -134,4 +134,14 @@ impl Executor {
     pub(crate) fn peeking(&self) -> bool {
         self.limits.peeking
     }
+
+    /// Turns RC11's graph semantics on or off for the next executions.
+    pub(crate) fn set_weak(&mut self, on: bool) {
+        self.limits.weak = on;
+    }
+
+    /// Whether executions run under RC11's graph semantics.
+    pub(crate) fn weak(&self) -> bool {
+        self.limits.weak
+    }
 }

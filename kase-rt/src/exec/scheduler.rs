@@ -208,4 +208,7 @@ pub(crate) struct Outcome {
     pub weak: Option<super::weak::WeakSummary>,
     /// Under RC11: the options chosen at weak choice points, in order.
     pub weak_schedule: Vec<usize>,
+    /// Under sequential consistency: the first access or fence weaker than
+    /// `SeqCst`, described.
+    pub weaker_ordering: Option<String>,
 }

@@ -45,7 +45,8 @@ pub enum Strategy {
     Exhaustive,
 }
 
-/// Which memory model atomics follow.
+/// Which memory model atomics follow: Rust's (the default) or sequential
+/// consistency.
 ///
 /// ```
 /// # extern crate kase_rt as kase;
@@ -54,7 +55,7 @@ pub enum Strategy {
 /// use kase::{thread, Builder, MemoryModel};
 ///
 /// // Store buffering with Release/Acquire: both loads may read `false`.
-/// let report = Builder::new().memory_model(MemoryModel::Rc11).explore(|| {
+/// let report = Builder::new().explore(|| {
 ///     let (x, y) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
 ///     let (x2, y2) = (x.clone(), y.clone());
 ///     let t = thread::spawn(move || {
@@ -66,25 +67,31 @@ pub enum Strategy {
 ///     let other = t.join().unwrap();
 ///     assert!(seen || other, "both loads read false");
 /// });
-/// assert!(report.failure().is_some());
+/// let failure = report.failure().expect("found under RC11, the default");
+/// assert!(report.graph_exploration().is_some());
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MemoryModel {
     /// Sequential consistency: a load reads the latest store of the
-    /// interleaving. Exact for programs whose atomics and fences are all
-    /// `SeqCst` (RC11 then allows exactly these behaviours); weaker
-    /// orderings only weaken happens-before (data races on tracked cells).
-    #[default]
+    /// interleaving, whatever its ordering; weaker orderings only weaken
+    /// happens-before (data races on tracked cells). Exact for programs
+    /// whose atomics and fences are all `SeqCst`; for others it misses
+    /// behaviours real machines have. The opt-out: the interleaving
+    /// explorers with peeking, and nothing else.
     SequentiallyConsistent,
-    /// Rust's memory model (RC11 with C++20 release sequences,
-    /// `WEAK-MEMORY.md`): a load may read any store coherence allows, and
-    /// stores take any consistent place in their location's modification
-    /// order. Explored by enumerating interleavings, reads-from and
-    /// modification orders (every [`Strategy`] runs this enumeration for
-    /// now); [`Report::traces`](crate::Report::traces) counts the distinct
-    /// execution graphs. Peeking is off: it is a reduction for sequential
-    /// consistency.
+    /// Rust's memory model (RC11 with C++20 release sequences; the
+    /// default): a load may read any store coherence allows, and stores
+    /// take any consistent place in their location's modification order.
+    /// While every atomic access and fence is `SeqCst`, RC11 allows exactly
+    /// the interleavings' behaviours and kase explores interleavings (the
+    /// unfolding with peeking); at the first weaker one it discards them
+    /// and explores execution graphs instead
+    /// ([`Report::graph_exploration`](crate::Report::graph_exploration)
+    /// says why): [`Strategy::Por`] runs one execution per graph,
+    /// [`Strategy::Exhaustive`] every interleaving with every choice of
+    /// store, and [`Report::traces`](crate::Report::traces) counts graphs.
+    #[default]
     Rc11,
 }
 

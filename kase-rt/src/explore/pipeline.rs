@@ -43,14 +43,10 @@ pub(crate) fn run(config: &Settings, model: &(dyn Fn() + Sync)) -> Report {
     let start = Instant::now();
     let rc11;
     let replays_rc11 = config.replay.as_ref().is_some_and(Schedule::rc11);
-    let config = if config.memory_model == MemoryModel::Rc11 || replays_rc11 {
-        // Peeking is a reduction for sequential consistency; an RC11
-        // schedule replays under RC11. The search for a simpler failure
-        // does not run under RC11 yet.
+    let config = if replays_rc11 {
+        // An RC11 schedule replays under RC11.
         rc11 = Settings {
             memory_model: MemoryModel::Rc11,
-            peeking: false,
-            minimize: 0,
             ..config.clone()
         };
         &rc11
@@ -58,12 +54,7 @@ pub(crate) fn run(config: &Settings, model: &(dyn Fn() + Sync)) -> Report {
         config
     };
     let name = config.test.as_ref().map(TestId::full_name);
-    // Under RC11 peeking is off by design: no hint to turn it on.
-    let hint = progress::hint(
-        config.max_executions,
-        config.max_duration,
-        config.peeking || config.memory_model == MemoryModel::Rc11,
-    );
+    let hint = progress::hint(config.max_executions, config.max_duration, config.peeking);
     let mut progress = Progress::new(config.progress, name.as_deref(), hint);
     let trail = Trail::default();
     // A panic that gets here did not come from the model (model threads
@@ -225,9 +216,10 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
 
     // 3. A simpler interleaving with the same failure (not for kase's own
     // errors: its state may be inconsistent).
+    // (The search does not run on RC11 execution graphs yet.)
     if let Some(first) = report
         .failure
-        .take_if(|f| f.kind() != FailureKind::Internal)
+        .take_if(|f| f.kind() != FailureKind::Internal && !runner.weak())
     {
         let explored = report.executions - report.replayed;
         report.failure = Some(minimize::simplify(runner, config, first, explored));
@@ -269,49 +261,86 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
 }
 
 /// One exploration with `config`'s explorer; again without peeking if
-/// peeking turned out unsafe here.
+/// peeking turned out unsafe here, and over RC11's execution graphs once
+/// an atomic access weaker than `SeqCst` shows that interleavings do not
+/// cover RC11 (both discard what was explored).
 fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progress) -> Report {
-    let explorer = |config: &Settings| -> Box<dyn Explorer> {
-        if config.memory_model == MemoryModel::Rc11 {
-            // Every graph once (`canonical.rs`), or the oracle: every
-            // interleaving, reads-from and modification order.
-            return match (config.preemption_bound, config.strategy) {
-                (Some(bound), _) => Box::new(exhaustive::Dfs::bounded(bound)),
-                (None, Strategy::Exhaustive) => Box::<exhaustive::Dfs>::default(),
-                (None, Strategy::Por) => Box::new(exhaustive::Dfs::canonical()),
-            };
-        }
-        match (config.preemption_bound, config.strategy) {
+    let explorer = |config: &Settings, graphs: bool| -> Box<dyn Explorer> {
+        match (graphs, config.preemption_bound, config.strategy) {
             // POR under a preemption bound needs its own completeness
             // argument (bounded POR): until then the bound runs the oracle.
-            (Some(bound), _) => Box::new(exhaustive::Dfs::bounded(bound)),
-            (None, Strategy::Exhaustive) => Box::<exhaustive::Dfs>::default(),
-            (None, Strategy::Por) => Box::new(por::Por::new(config.alternatives)),
+            (_, Some(bound), _) => Box::new(exhaustive::Dfs::bounded(bound)),
+            (_, None, Strategy::Exhaustive) => Box::<exhaustive::Dfs>::default(),
+            // Every graph once (`canonical.rs`).
+            (true, None, Strategy::Por) => Box::new(exhaustive::Dfs::canonical()),
+            (false, None, Strategy::Por) => Box::new(por::Por::new(config.alternatives)),
         }
     };
-    runner.set_peeking(config.peeking);
-    let mut explored = explore(config, runner, explorer(config), progress);
-    if let Some(reason) = explored.peek_fallback.take() {
-        let discarded = explored.executions;
-        let warning = format!(
-            "kase: note: critical-section peeking was turned off for this model after {discarded} \
-             execution{}, which {} discarded: {reason}. Exploring again without peeking.",
-            if discarded == 1 { "" } else { "s" },
-            if discarded == 1 { "is" } else { "are" }
-        );
-        crate::stderr::warn(test_name(config).as_deref(), &warning);
+    if runner.weak() {
+        // Peeking is a reduction for sequential consistency.
         runner.set_peeking(false);
-        let unpeeked = Settings {
-            peeking: false,
+    } else {
+        runner.set_peeking(config.peeking);
+    }
+    let (mut discarded, mut warnings, mut graphs) = (0, Vec::new(), None);
+    let start = Instant::now();
+    loop {
+        // The budgets hold for what was discarded too.
+        let restarted = discarded > 0;
+        let settings = Settings {
+            peeking: runner.peeking(),
+            max_executions: config.max_executions.map(|m| {
+                if restarted {
+                    m.saturating_sub(discarded)
+                } else {
+                    m
+                }
+            }),
+            max_duration: config.max_duration.map(|max| {
+                if restarted {
+                    max.saturating_sub(start.elapsed())
+                } else {
+                    max
+                }
+            }),
             ..config.clone()
         };
-        let mut again = explore(&unpeeked, runner, explorer(&unpeeked), progress);
-        again.executions += discarded;
-        again.discarded = discarded;
-        again.warnings.insert(0, warning);
-        explored = again;
+        let mut explored = explore(
+            &settings,
+            runner,
+            explorer(&settings, runner.weak()),
+            progress,
+        );
+        if let Some(reason) = explored.peek_fallback.take() {
+            let n = explored.executions;
+            let warning = format!(
+                "kase: note: critical-section peeking was turned off for this model after {n} \
+                 execution{}, which {} discarded: {reason}. Exploring again without peeking.",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "is" } else { "are" }
+            );
+            crate::stderr::warn(test_name(config).as_deref(), &warning);
+            warnings.push(warning);
+            discarded += n;
+            runner.set_peeking(false);
+            continue;
+        }
+        if let Some(why) = explored.rc11_fallback.take() {
+            discarded += explored.executions;
+            graphs = Some(why);
+            runner.set_weak(true);
+            runner.set_peeking(false);
+            continue;
+        }
+        explored.executions += discarded;
+        explored.discarded = discarded;
+        warnings.append(&mut explored.warnings);
+        explored.warnings = warnings;
+        if runner.weak() {
+            explored.graphs = Some(graphs.unwrap_or_else(|| "an RC11 schedule".to_owned()));
+        }
+        return explored;
     }
-    explored
 }
 
 /// Iterative deepening: explores with at most 0 preemptions, then 1, …, up

@@ -140,7 +140,7 @@ impl<'m> Runner<'m> {
             spurious_wakeups: settings.spurious_wakeups,
             backtraces: settings.backtraces,
             peeking: settings.peeking,
-            weak: settings.memory_model == crate::MemoryModel::Rc11,
+            weak: settings.replay.as_ref().is_some_and(Schedule::rc11),
             stack_size: settings.stack_size,
             watchdog: settings.watchdog,
             test: crate::stderr::test_name(settings.test.as_ref().map(|t| t.full_name())),
@@ -198,6 +198,16 @@ impl<'m> Runner<'m> {
         self.executor.peeking()
     }
 
+    /// Turns RC11's graph semantics on or off for the next executions.
+    pub(crate) fn set_weak(&mut self, on: bool) {
+        self.executor.set_weak(on);
+    }
+
+    /// Whether executions run under RC11's graph semantics.
+    pub(crate) fn weak(&self) -> bool {
+        self.executor.weak()
+    }
+
     /// Keeps the thread numbering of `outcome` for the next execution of the
     /// same exploration.
     pub(crate) fn reclaim(&mut self, outcome: Outcome) {
@@ -212,10 +222,13 @@ impl<'m> Runner<'m> {
         self.executor.renumber();
         let mut replay = replay::Replay::new(schedule);
         // A schedule replays with the peeking setting it was recorded with.
-        let peeking = self.executor.peeking();
+        // and an RC11 schedule under RC11's graph semantics.
+        let (peeking, weak) = (self.executor.peeking(), self.executor.weak());
         self.executor.set_peeking(schedule.peeking());
+        self.executor.set_weak(schedule.rc11());
         let mut outcome = self.execute(&mut replay);
         self.executor.set_peeking(peeking);
+        self.executor.set_weak(weak);
         let next = replay.advance(&outcome);
         if let Err(message) = next {
             if outcome.fault.is_none() {

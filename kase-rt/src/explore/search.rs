@@ -25,7 +25,7 @@ pub(super) fn explore(
     let reduction = config.strategy == Strategy::Por && config.preemption_bound.is_none();
     // Under RC11 graphs are counted always: the reduction's claim is one
     // execution per graph.
-    let count_traces = !reduction || config.memory_model == MemoryModel::Rc11;
+    let count_traces = !reduction || runner.weak();
     let mut traces = HashSet::new();
     let start = Instant::now();
     let mut report = Report {
@@ -66,6 +66,15 @@ pub(super) fn explore(
         if let Some(os_threads) = os_threads {
             unseen.extend(unseen::nothing_visible(&outcome));
             unseen.extend(os_threads.spawned_since());
+        }
+        if config.memory_model == MemoryModel::Rc11 && !runner.weak() {
+            if let Some(why) = outcome.weaker_ordering.take() {
+                // Interleavings do not show every RC11 behaviour of this
+                // model: the caller explores its execution graphs instead.
+                report.rc11_fallback = Some(why);
+                runner.reclaim(outcome);
+                break;
+            }
         }
         if let Some(reason) = peeking_unsound(&mut outcome) {
             // The reduced exploration may have missed behaviours: the caller

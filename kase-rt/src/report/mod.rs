@@ -53,6 +53,13 @@ pub struct Report {
     pub(crate) reduction: bool,
     /// The memory model atomics followed.
     pub(crate) memory_model: crate::MemoryModel,
+    /// Under RC11: why the exploration went over execution graphs (the
+    /// first access weaker than `SeqCst`); `None`: over interleavings.
+    pub(crate) graphs: Option<String>,
+    /// Under RC11, during the interleaving exploration: the first access
+    /// weaker than `SeqCst`, which moves it to execution graphs (only
+    /// between `search::explore` and the pipeline).
+    pub(crate) rc11_fallback: Option<String>,
 }
 
 impl Report {
@@ -76,6 +83,8 @@ impl Report {
             complete_within_bound: false,
             reduction: false,
             memory_model: crate::MemoryModel::SequentiallyConsistent,
+            graphs: None,
+            rc11_fallback: None,
         }
     }
 
@@ -101,8 +110,20 @@ impl Report {
         self.memory_model
     }
 
-    /// Executions of an exploration with peeking that kase abandoned to
-    /// explore again without it; included in
+    /// Under [`MemoryModel::Rc11`](crate::MemoryModel::Rc11), why kase
+    /// explored execution graphs (its RC11 explorer) rather than
+    /// interleavings: the first atomic access or fence weaker than `SeqCst`,
+    /// and where. `None`: every atomic access was `SeqCst` (interleavings
+    /// are then exactly RC11's behaviours), or the model is sequentially
+    /// consistent.
+    pub fn graph_exploration(&self) -> Option<&str> {
+        self.graphs.as_deref()
+    }
+
+    /// Executions kase abandoned to explore again: with peeking, when
+    /// peeking turned out unsafe for the model, and over interleavings,
+    /// when an ordering weaker than `SeqCst` moved it to RC11's execution
+    /// graphs ([`graph_exploration`](Self::graph_exploration)); included in
     /// [`executions`](Self::executions).
     pub fn discarded_executions(&self) -> u64 {
         self.discarded
@@ -224,6 +245,9 @@ impl fmt::Display for Report {
             )?;
         }
         write!(f, " in {:.2?}", self.duration)?;
+        if self.graphs.is_some() {
+            write!(f, " (RC11 execution graphs)")?;
+        }
         match (&self.failure, &self.stopped_by) {
             (Some(_), _) => write!(f, "; stopped at the first failure")?,
             (None, Some(budget)) => write!(f, "; INCOMPLETE: stopped by {budget}")?,

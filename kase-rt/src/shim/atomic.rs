@@ -75,6 +75,10 @@ fn access<R>(
             (bits.set)(latest);
         } else {
             e.atomic_hb(object, as_kind, order);
+            e.note_ordering(intent.order, "an atomic access", location);
+            if let Some((failure, _)) = intent.cas {
+                e.note_ordering(failure, "a compare-exchange's failure ordering", location);
+            }
         }
         if as_kind != OpKind::Load {
             // Checked against `unsync_load`s; a race has ended the execution,
@@ -178,6 +182,8 @@ pub fn fence(order: Ordering) {
         exec::visible(None, OpKind::Fence, Location::caller(), |e, _| {
             if e.weak_active() {
                 e.weak_fence(order);
+            } else {
+                e.note_ordering(order, "a fence", Location::caller());
             }
             e.fence_hb(order);
             ((), None)

@@ -5,6 +5,12 @@
 //! and a completed `Once` costs one visible load), and threads that must wait
 //! for a running initialiser block on a kase [`Mutex`] + [`Condvar`] pair.
 
+// Its state is accessed `SeqCst`, stronger than std's Once needs
+// (acquire/release): kase's own synchronisation should not move an
+// all-`SeqCst` model off the interleaving explorer (MemoryModel::Rc11), and
+// what a user can observe through `Once` (happens-before from the
+// initialisation to every caller that sees it complete) is the same.
+
 use std::fmt;
 
 use super::atomic::{AtomicU8, Ordering};
@@ -82,7 +88,7 @@ impl Drop for CompletionGuard<'_> {
         let previous = self
             .once
             .state
-            .swap(self.set_state_on_drop_to, Ordering::AcqRel);
+            .swap(self.set_state_on_drop_to, Ordering::SeqCst);
         if previous & QUEUED != 0 {
             let _guard = self.once.lock_waiters();
             self.once.cvar.notify_all();
@@ -118,7 +124,7 @@ impl Once {
         F: FnOnce(),
     {
         let _call = exec::call("call_once", "once");
-        let state = self.state.load(Ordering::Acquire);
+        let state = self.state.load(Ordering::SeqCst);
         if state & STATE_MASK == COMPLETE {
             return;
         }
@@ -135,7 +141,7 @@ impl Once {
         F: FnOnce(&OnceState),
     {
         let _call = exec::call("call_once_force", "once");
-        let state = self.state.load(Ordering::Acquire);
+        let state = self.state.load(Ordering::SeqCst);
         if state & STATE_MASK == COMPLETE {
             return;
         }
@@ -148,7 +154,7 @@ impl Once {
     #[track_caller]
     pub fn is_completed(&self) -> bool {
         let _call = exec::call("is_completed", "once");
-        self.state.load(Ordering::Acquire) & STATE_MASK == COMPLETE
+        self.state.load(Ordering::SeqCst) & STATE_MASK == COMPLETE
     }
 
     /// Blocks until an initialiser has completed.
@@ -159,7 +165,7 @@ impl Once {
     #[track_caller]
     pub fn wait(&self) {
         let _call = exec::call("wait", "once");
-        let state = self.state.load(Ordering::Acquire);
+        let state = self.state.load(Ordering::SeqCst);
         if state & STATE_MASK != COMPLETE {
             self.wait_until_complete(state, false);
         }
@@ -169,7 +175,7 @@ impl Once {
     #[track_caller]
     pub fn wait_force(&self) {
         let _call = exec::call("wait_force", "once");
-        let state = self.state.load(Ordering::Acquire);
+        let state = self.state.load(Ordering::SeqCst);
         if state & STATE_MASK != COMPLETE {
             self.wait_until_complete(state, true);
         }
@@ -193,8 +199,8 @@ impl Once {
                     if let Err(now) = self.state.compare_exchange(
                         state,
                         running,
-                        Ordering::Acquire,
-                        Ordering::Acquire,
+                        Ordering::SeqCst,
+                        Ordering::SeqCst,
                     ) {
                         state = now;
                         continue;
@@ -243,7 +249,7 @@ impl Once {
         // Read again under the lock: the completer notifies only after
         // taking it, so it cannot notify between this check and our wait
         // (a state read before locking may be stale, its wakeup past).
-        let mut state = self.state.load(Ordering::Acquire);
+        let mut state = self.state.load(Ordering::SeqCst);
         loop {
             if !waiting(state) {
                 return state;
@@ -252,8 +258,8 @@ impl Once {
                 if let Err(now) = self.state.compare_exchange(
                     state,
                     state | QUEUED,
-                    Ordering::Relaxed,
-                    Ordering::Acquire,
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
                 ) {
                     state = now;
                     continue;
@@ -263,7 +269,7 @@ impl Once {
                 .cvar
                 .wait(guard)
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            state = self.state.load(Ordering::Acquire);
+            state = self.state.load(Ordering::SeqCst);
         }
     }
 
@@ -278,7 +284,7 @@ impl Once {
     /// built on `Once` that go on to [`call`](Self::call) with it.
     #[track_caller]
     pub(crate) fn load_state(&self) -> u8 {
-        self.state.load(Ordering::Acquire)
+        self.state.load(Ordering::SeqCst)
     }
 
     /// Whether `state` (from [`load_state`](Self::load_state)) is complete.

@@ -88,7 +88,12 @@ pub(super) fn cell(args: &[String]) -> ExitCode {
                 None if report.complete() => "ok".to_string(),
                 None => "incomplete".to_string(),
             };
-            let traces = report.traces().map_or("?".to_string(), |t| t.to_string());
+            // All-SeqCst models are explored as interleavings (optimal, so
+            // the executions that were not redundant are the behaviours).
+            let traces = report
+                .traces()
+                .unwrap_or(report.executions() - report.sleep_set_blocked())
+                .to_string();
             (
                 report.executions(),
                 report.sleep_set_blocked(),

@@ -181,6 +181,20 @@ impl Execution {
         self.weak.is_some() && !self.teardown
     }
 
+    /// Notes, under sequential consistency, an atomic access or fence with
+    /// `order` at `location`: the first one weaker than `SeqCst` means the
+    /// program has behaviours sequential consistency does not show.
+    pub(crate) fn note_ordering(
+        &mut self,
+        order: Ordering,
+        what: &str,
+        location: &'static std::panic::Location<'static>,
+    ) {
+        if order != Ordering::SeqCst && self.weaker_ordering.is_none() && !self.teardown {
+            self.weaker_ordering = Some(format!("{what} with {order:?} at {location}"));
+        }
+    }
+
     /// The current thread's next visible operation is an atomic access with
     /// `intent`.
     pub(crate) fn weak_intent(&mut self, intent: AtomicIntent) {

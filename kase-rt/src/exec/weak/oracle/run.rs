@@ -16,6 +16,11 @@ pub(super) fn explore(program: &Program, strategy: Strategy) -> (BTreeSet<Vec<u6
         .memory_model(MemoryModel::Rc11)
         .strategy(strategy)
         .explore(|| {
+            // A Relaxed load of a location nothing stores to: it makes kase
+            // explore execution graphs from the first execution on even if
+            // every operation of the program is SeqCst (it reads the initial
+            // value, always: no graph more, no outcome changed).
+            AtomicU64::new(0).load(Relaxed);
             let cells: Arc<Vec<AtomicU64>> =
                 Arc::new((0..program.locations).map(|_| AtomicU64::new(0)).collect());
             let handles: Vec<_> = program
