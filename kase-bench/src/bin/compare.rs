@@ -420,21 +420,28 @@ struct Row {
     cells: Vec<(&'static str, Outcome)>,
 }
 
-fn compare(options: &Options) -> ExitCode {
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("compare: cannot find my own executable: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let selected: Vec<&'static Program> = PROGRAMS
+/// This binary's path, to run cells in child processes of it.
+fn own_executable() -> Result<std::path::PathBuf, ExitCode> {
+    std::env::current_exe().map_err(|e| {
+        eprintln!("compare: cannot find my own executable: {e}");
+        ExitCode::FAILURE
+    })
+}
+
+/// The items whose name (`name`) contains one of `filters` (all without).
+fn matching<T>(items: &'static [T], name: fn(&T) -> &str, filters: &[String]) -> Vec<&'static T> {
+    items
         .iter()
-        .filter(|p| {
-            options.filters.is_empty()
-                || options.filters.iter().any(|f| p.name.contains(f.as_str()))
-        })
-        .collect();
+        .filter(|p| filters.is_empty() || filters.iter().any(|f| name(p).contains(f.as_str())))
+        .collect()
+}
+
+fn compare(options: &Options) -> ExitCode {
+    let exe = match own_executable() {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    let selected = matching(PROGRAMS, |p| p.name, &options.filters);
     if selected.is_empty() {
         eprintln!("compare: no program matches {:?}", options.filters);
         return ExitCode::from(2);

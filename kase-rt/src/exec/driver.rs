@@ -280,7 +280,6 @@ fn choose_weak(
         thread: next,
         options: sources.len(),
         sources: &sources,
-        execution: e,
     };
     let k = scheduler.choose_weak(&point)?;
     e.set_weak_choice(k);

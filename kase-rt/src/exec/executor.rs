@@ -23,8 +23,6 @@ pub(crate) struct ExecutorSettings {
     pub backtraces: bool,
     /// Critical-section peeking (`exec/peek`).
     pub peeking: bool,
-    /// Atomics follow RC11 (`exec/weak`).
-    pub weak: bool,
     /// Stack size of each model thread's coroutine.
     pub stack_size: usize,
     /// End the process after this long without progress (`None`: off).
@@ -79,7 +77,9 @@ impl Executor {
                 backtraces: settings.backtraces,
                 peeking: settings.peeking,
                 spin_memo: Default::default(),
-                weak: settings.weak,
+                // Interleavings first; the exploration moves to RC11's
+                // graphs when it must (`explore/pipeline.rs`).
+                weak: false,
             },
             runs: 0,
             _watchdog: watchdog,

@@ -147,9 +147,6 @@ pub(crate) struct WeakPoint<'a> {
     /// For each option, what it reads: the event index of the store plus
     /// one, 0 for the initial value, `usize::MAX` for a store's placement.
     pub sources: &'a [usize],
-    /// The execution so far.
-    #[allow(dead_code)] // for explorers that look at the graph (next: revisits)
-    pub execution: &'a Execution,
 }
 
 /// Decides which thread runs at each step of an execution.

@@ -19,7 +19,9 @@
 //! enumeration (`Strategy::Exhaustive` under RC11) is the oracle this is
 //! checked against: same outcomes, same graphs, one execution per graph.
 
-use crate::exec::{ChoicePoint, Execution, ObjectKind, OpKind, ThreadIdx};
+use std::collections::HashMap;
+
+use crate::exec::{ChoicePoint, Execution, ObjectIdx, ObjectKind, OpKind, ThreadIdx};
 
 /// The marks of one execution.
 #[derive(Debug, Default)]
@@ -30,6 +32,11 @@ pub(crate) struct Canonical {
     /// The mark of the thread that runs now, for its atomic access's choice
     /// of store.
     due: Option<usize>,
+    /// Each object's latest operation (event index), over the events
+    /// scanned so far (kept as the execution grows, not searched for).
+    last_operation: HashMap<ObjectIdx, usize>,
+    /// Events of the current execution scanned into `last_operation`.
+    scanned: usize,
 }
 
 impl Canonical {
@@ -37,6 +44,8 @@ impl Canonical {
     pub(crate) fn reset(&mut self) {
         self.marks.clear();
         self.due = None;
+        self.last_operation.clear();
+        self.scanned = 0;
     }
 
     fn mark(&self, t: ThreadIdx) -> Option<usize> {
@@ -46,8 +55,15 @@ impl Canonical {
     /// The threads that may run at `point`: in ascending order, up to the
     /// first one that may not be passed over; a thread whose event cannot
     /// honour its mark (its object had no operation since) is left out.
-    pub(crate) fn options(&self, point: &ChoicePoint<'_>) -> Vec<ThreadIdx> {
+    pub(crate) fn options(&mut self, point: &ChoicePoint<'_>) -> Vec<ThreadIdx> {
         let exec = point.execution;
+        let events = exec.events();
+        for (i, e) in events.iter().enumerate().skip(self.scanned) {
+            if let Some(object) = e.action.object {
+                self.last_operation.insert(object, i);
+            }
+        }
+        self.scanned = events.len();
         let mut options = Vec::new();
         for &t in point.enabled {
             if self.honoured(exec, t) {
@@ -100,10 +116,9 @@ impl Canonical {
         let Some(object) = action.object else {
             return false;
         };
-        exec.events()
-            .iter()
-            .rposition(|e| e.action.object == Some(object))
-            .is_some_and(|last| last >= mark)
+        self.last_operation
+            .get(&object)
+            .is_some_and(|&last| last >= mark)
     }
 }
 

@@ -81,7 +81,7 @@ impl Dfs {
 
 impl Scheduler for Dfs {
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
-        if let Some(canonical) = &self.canonical {
+        if let Some(canonical) = &mut self.canonical {
             let options = canonical.options(point);
             let chosen = self.pick(options, point)?;
             if let Some(canonical) = &mut self.canonical {
@@ -167,10 +167,26 @@ impl Dfs {
         }
         let depth = self.depth;
         self.depth += 1;
-        if let Some(frame) = self.frames.get(depth) {
-            check_same(frame, depth, point)?;
-            return Ok(frame.options[frame.next]);
+        if let Some(recorded) = self.recorded(depth, point)? {
+            return Ok(recorded);
         }
+        Ok(self.push_frame(options, point))
+    }
+
+    /// The thread recorded at choice point `depth` when re-running (after
+    /// checking the run reached it the same way), `None` past the recorded
+    /// path.
+    fn recorded(&self, depth: usize, point: &ChoicePoint<'_>) -> Result<Option<ThreadIdx>, Stop> {
+        let Some(frame) = self.frames.get(depth) else {
+            return Ok(None);
+        };
+        check_same(frame, depth, point)?;
+        Ok(Some(frame.options[frame.next]))
+    }
+
+    /// A new choice point trying `options` (threads, in that order) at
+    /// `point`; returns the first.
+    fn push_frame(&mut self, options: Vec<ThreadIdx>, point: &ChoicePoint<'_>) -> ThreadIdx {
         let pending = options
             .iter()
             .map(|&t| point.execution.pending(t))
@@ -183,7 +199,7 @@ impl Dfs {
             next: 0,
             weak: false,
         });
-        Ok(first)
+        first
     }
 
     /// The thread to run at choice point `depth`: the recorded one when
@@ -195,9 +211,8 @@ impl Dfs {
         can_continue: bool,
         point: &ChoicePoint<'_>,
     ) -> Result<ThreadIdx, Stop> {
-        if let Some(frame) = self.frames.get(depth) {
-            check_same(frame, depth, point)?;
-            return Ok(frame.options[frame.next]);
+        if let Some(recorded) = self.recorded(depth, point)? {
+            return Ok(recorded);
         }
         // Keep running the current thread first: the first execution then has
         // as few context switches as possible, which makes it easy to read.
@@ -212,19 +227,7 @@ impl Dfs {
         } else {
             self.pruned = true;
         }
-        let first = options[0];
-        let pending = options
-            .iter()
-            .map(|&t| point.execution.pending(t))
-            .collect();
-        self.frames.push(Frame {
-            options,
-            pending,
-            enabled: point.enabled.len(),
-            next: 0,
-            weak: false,
-        });
-        Ok(first)
+        Ok(self.push_frame(options, point))
     }
 }
 

@@ -11,7 +11,7 @@ use crate::report::progress::{self, Counts, Progress};
 use crate::report::{FailureKind, Report, Saved, Schedule};
 
 use super::search::explore;
-use super::{exhaustive, minimize, por, Explorer, MemoryModel, Runner, Settings, Strategy, Trail};
+use super::{exhaustive, minimize, por, Explorer, Runner, Settings, Strategy, Trail};
 
 /// Shows `warning` past the test harness's capture and keeps it in the
 /// report.
@@ -41,18 +41,6 @@ fn regression_file(config: &Settings) -> Option<(PathBuf, &TestId)> {
 
 pub(crate) fn run(config: &Settings, model: &(dyn Fn() + Sync)) -> Report {
     let start = Instant::now();
-    let rc11;
-    let replays_rc11 = config.replay.as_ref().is_some_and(Schedule::rc11);
-    let config = if replays_rc11 {
-        // An RC11 schedule replays under RC11.
-        rc11 = Settings {
-            memory_model: MemoryModel::Rc11,
-            ..config.clone()
-        };
-        &rc11
-    } else {
-        config
-    };
     let name = config.test.as_ref().map(TestId::full_name);
     let hint = progress::hint(config.max_executions, config.max_duration, config.peeking);
     let mut progress = Progress::new(config.progress, name.as_deref(), hint);

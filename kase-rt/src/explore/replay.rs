@@ -33,8 +33,6 @@ pub(crate) struct Replay {
     options: Vec<u32>,
     /// The next of `options`.
     next_option: usize,
-    /// The schedule is an RC11 one (`kase1w:`).
-    rc11: bool,
 }
 
 impl Replay {
@@ -47,7 +45,6 @@ impl Replay {
             divergence: None,
             options: schedule.rc11_options().to_vec(),
             next_option: 0,
-            rc11: schedule.rc11(),
         }
     }
 
@@ -275,14 +272,10 @@ impl Scheduler for Replay {
                 point.thread,
                 point.options
             ))),
-            None if self.rc11 => Err(Stop::Diverged(format!(
+            // Store choices are asked only when an RC11 schedule replays.
+            None => Err(Stop::Diverged(format!(
                 "the schedule's {nth} store choices ran out: the atomic access of {} can go {} \
                  ways and the schedule does not say which (is it of this model?)",
-                point.thread, point.options
-            ))),
-            None => Err(Stop::Diverged(format!(
-                "an atomic access of {} can go {} ways under RC11, and this schedule is not an \
-                 RC11 one (`kase1w:`): replay a schedule from an RC11 run",
                 point.thread, point.options
             ))),
         }

@@ -140,7 +140,6 @@ impl<'m> Runner<'m> {
             spurious_wakeups: settings.spurious_wakeups,
             backtraces: settings.backtraces,
             peeking: settings.peeking,
-            weak: settings.replay.as_ref().is_some_and(Schedule::rc11),
             stack_size: settings.stack_size,
             watchdog: settings.watchdog,
             test: crate::stderr::test_name(settings.test.as_ref().map(|t| t.full_name())),

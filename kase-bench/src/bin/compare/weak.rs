@@ -142,20 +142,11 @@ struct Row {
 /// `compare --weak`: runs every cell, prints the section and writes it into
 /// `--out`.
 pub(super) fn compare(options: &Options) -> ExitCode {
-    let exe = match std::env::current_exe() {
+    let exe = match super::own_executable() {
         Ok(e) => e,
-        Err(e) => {
-            eprintln!("compare: cannot find my own executable: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
-    let selected: Vec<&'static WeakProgram> = WEAK_PROGRAMS
-        .iter()
-        .filter(|p| {
-            options.filters.is_empty()
-                || options.filters.iter().any(|f| p.name.contains(f.as_str()))
-        })
-        .collect();
+    let selected = super::matching(WEAK_PROGRAMS, |p| p.name, &options.filters);
     if selected.is_empty() {
         eprintln!(
             "compare: no weak-memory program matches {:?}",

@@ -45,6 +45,9 @@ pub(crate) struct LocationHistory {
     stores: Vec<StoreRecord>,
     /// Store ids in modification order.
     mo: Vec<usize>,
+    /// Each store's position in `mo`, by id (kept with `mo`: floors ask it
+    /// for every access seen).
+    position: Vec<usize>,
     /// Every access so far, for the floors.
     seen: Vec<Seen>,
 }
@@ -61,6 +64,7 @@ impl LocationHistory {
                 taken: false,
             }],
             mo: vec![0],
+            position: vec![0],
             seen: Vec::new(),
         }
     }
@@ -80,11 +84,10 @@ impl LocationHistory {
         self.stores[*self.mo.last().expect("the initial value")].bits
     }
 
-    fn position(&self, id: usize) -> usize {
-        self.mo
-            .iter()
-            .position(|&s| s == id)
-            .expect("a store of this location")
+    /// Store `id`'s position in modification order (a read-modify-write
+    /// reading it goes right after it).
+    pub(crate) fn position(&self, id: usize) -> usize {
+        self.position[id]
     }
 
     /// The lowest mo position an access by `thread`, whose happens-before
@@ -159,12 +162,13 @@ impl LocationHistory {
         }
         self.stores.push(store);
         self.mo.insert(after + 1, id);
+        for p in &mut self.position {
+            if *p > after {
+                *p += 1;
+            }
+        }
+        self.position.push(after + 1);
         id
-    }
-
-    /// The mo position of the store read-modify-writes reading `id` go to.
-    pub(crate) fn after(&self, id: usize) -> usize {
-        self.position(id)
     }
 }
 
@@ -225,7 +229,7 @@ mod tests {
         let mut x = LocationHistory::new(0);
         let nobody = VectorClock::new();
         x.take(0);
-        let rmw = x.insert(x.after(0), store(1, A, 1));
+        let rmw = x.insert(x.position(0), store(1, A, 1));
         assert_eq!(x.mo(), &[0, rmw]);
         assert_eq!(x.readable(0, Some(Rmw::Always)), vec![rmw]);
         // A compare-exchange expecting 0 reads the initial value only to fail

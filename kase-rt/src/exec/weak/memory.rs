@@ -74,6 +74,11 @@ pub(crate) struct WeakMemory {
     intents: Vec<Option<AtomicIntent>>,
     /// The explorer's choice for the access about to run.
     choice: Option<usize>,
+    /// The candidates offered to the explorer for a thread's next access
+    /// (`weak_sources`), which that access then takes from (nothing runs in
+    /// between, so they are still exact; computing them again would redo
+    /// the `psc` checks).
+    offered: Option<(ThreadIdx, Vec<Candidate>)>,
     /// The running access's chosen candidate, between read and commit.
     prepared: Option<Candidate>,
     /// The store each thread read last from each location (store id).
@@ -130,7 +135,7 @@ impl WeakMemory {
                     _ => true,
                 };
                 if writes {
-                    let at = history.after(id);
+                    let at = history.position(id);
                     (Access::Rmw { location, rf }, intent.order, Some(at))
                 } else {
                     let order = intent.cas.map_or(intent.order, |(failure, _)| failure);
@@ -219,7 +224,10 @@ impl Execution {
             // A first access has one way to go: the initial value is the
             // only store (and a graph cannot become inconsistent through
             // an event no other one reaches).
-            return vec![Candidate::Read(0)];
+            return vec![match kind {
+                OpKind::Store => Candidate::Place(0),
+                _ => Candidate::Read(0),
+            }];
         };
         let history = &located.history;
         let clock = &self.thread(t).hb.clock;
@@ -271,7 +279,7 @@ impl Execution {
     /// index of the store plus one, 0 for the initial value, `usize::MAX`
     /// for a store's placement (it reads nothing). Empty: no way is
     /// consistent, the execution cannot go on.
-    pub(crate) fn weak_sources(&self, t: ThreadIdx) -> Option<Vec<usize>> {
+    pub(crate) fn weak_sources(&mut self, t: ThreadIdx) -> Option<Vec<usize>> {
         let pending = self.thread(t).pending?;
         let object = pending.action.object?;
         let kind = pending.action.kind;
@@ -285,8 +293,8 @@ impl Execution {
         let weak = self.weak();
         let candidates = self.candidates(t, object, kind);
         let sources = candidates
-            .into_iter()
-            .map(|c| match (c, weak.located(object)) {
+            .iter()
+            .map(|&c| match (c, weak.located(object)) {
                 (Candidate::Place(_), _) => usize::MAX,
                 (Candidate::Read(id), Some(located)) => located
                     .history
@@ -296,6 +304,7 @@ impl Execution {
                 (Candidate::Read(_), None) => 0,
             })
             .collect();
+        self.weak_mut().offered = Some((t, candidates));
         Some(sources)
     }
 
@@ -327,7 +336,12 @@ impl Execution {
                 graph_location,
             });
         }
-        let candidates = self.candidates(self.current, object, kind);
+        let t = self.current;
+        let candidates = match self.weak_mut().offered.take() {
+            Some((offered_to, candidates)) if offered_to == t => candidates,
+            // An access without a choice point (a thread unwinding).
+            _ => self.candidates(t, object, kind),
+        };
         let weak = self.weak_mut();
         let k = weak.choice.take().unwrap_or(0);
         let candidate = *candidates
@@ -386,7 +400,7 @@ impl Execution {
                     (Access::Read { location, rf }, None)
                 } else {
                     history.take(id);
-                    let at = history.after(id);
+                    let at = history.position(id);
                     history.insert(
                         at,
                         StoreRecord {

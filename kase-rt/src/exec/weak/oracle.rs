@@ -12,7 +12,7 @@
 //! `0x10 << 4j` — in hex, the low digit is the base store and the higher
 //! ones the `fetch_add`s applied to it.
 
-mod graphs;
+pub(super) mod graphs;
 mod run;
 mod tests;
 

@@ -349,21 +349,7 @@ fn malformed_graphs_are_named() {
 /// every read times every mo of every location (the events' own rf and mo
 /// are ignored).
 fn consistent_graphs(b: &Builder) -> usize {
-    fn permutations(items: &[usize]) -> Vec<Vec<usize>> {
-        if items.is_empty() {
-            return vec![Vec::new()];
-        }
-        let mut all = Vec::new();
-        for (i, &first) in items.iter().enumerate() {
-            let mut rest = items.to_vec();
-            rest.remove(i);
-            for mut tail in permutations(&rest) {
-                tail.insert(0, first);
-                all.push(tail);
-            }
-        }
-        all
-    }
+    use crate::exec::weak::oracle::graphs::permutations;
     // Every graph: one choice per read, then one order per location.
     let mut graphs = vec![b.graph.clone()];
     for (r, node) in b.graph.events.iter().enumerate() {

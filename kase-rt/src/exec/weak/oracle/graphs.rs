@@ -274,8 +274,8 @@ fn advance(digits: &mut [usize], radix: impl Fn(usize) -> usize) -> bool {
     false
 }
 
-/// Every order of `items`.
-fn permutations(items: &[usize]) -> Vec<Vec<usize>> {
+/// Every order of `items` (also the consistency tests' enumeration).
+pub(crate) fn permutations(items: &[usize]) -> Vec<Vec<usize>> {
     if items.is_empty() {
         return vec![Vec::new()];
     }
