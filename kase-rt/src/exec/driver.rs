@@ -270,7 +270,7 @@ fn choose_weak(
     e: &mut Execution,
     next: ThreadIdx,
 ) -> Result<Option<usize>, Stop> {
-    let Some(sources) = e.weak_sources(next) else {
+    let Some((sources, after)) = e.weak_sources(next) else {
         return Ok(None);
     };
     if sources.is_empty() {
@@ -280,6 +280,7 @@ fn choose_weak(
         thread: next,
         options: sources.len(),
         sources: &sources,
+        after: &after,
     };
     let k = scheduler.choose_weak(&point)?;
     e.set_weak_choice(k);

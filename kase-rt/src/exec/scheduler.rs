@@ -147,6 +147,10 @@ pub(crate) struct WeakPoint<'a> {
     /// For each option, what it reads: the event index of the store plus
     /// one, 0 for the initial value, `usize::MAX` for a store's placement.
     pub sources: &'a [usize],
+    /// For each option, where it leaves the access in the modification
+    /// order: for a store's placement, the store it goes right after (event
+    /// index plus one, 0 for the initial value); for a read, as `sources`.
+    pub after: &'a [usize],
 }
 
 /// Decides which thread runs at each step of an execution.

@@ -17,6 +17,7 @@ mod por;
 pub use por::bench::UnfoldingProbe;
 mod pipeline;
 mod replay;
+mod revisit;
 mod runner;
 mod search;
 mod trace;
@@ -126,5 +127,11 @@ pub(crate) trait Explorer: Scheduler {
     /// exploration then covers only the executions within the bound.
     fn pruned(&self) -> bool {
         false
+    }
+
+    /// Why the model is outside what this explorer takes, once it found
+    /// out (it then stops, and the caller explores with another one).
+    fn unsupported(&self) -> Option<String> {
+        None
     }
 }

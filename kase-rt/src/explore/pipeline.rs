@@ -11,7 +11,7 @@ use crate::report::progress::{self, Counts, Progress};
 use crate::report::{FailureKind, Report, Saved, Schedule};
 
 use super::search::explore;
-use super::{exhaustive, minimize, por, Explorer, Runner, Settings, Strategy, Trail};
+use super::{exhaustive, minimize, por, revisit, Explorer, Runner, Settings, Strategy, Trail};
 
 /// Shows `warning` past the test harness's capture and keeps it in the
 /// report.
@@ -253,13 +253,16 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
 /// an atomic access weaker than `SeqCst` shows that interleavings do not
 /// cover RC11 (both discard what was explored).
 fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progress) -> Report {
-    let explorer = |config: &Settings, graphs: bool| -> Box<dyn Explorer> {
+    let explorer = |config: &Settings, graphs: bool, revisits: bool| -> Box<dyn Explorer> {
         match (graphs, config.preemption_bound, config.strategy) {
             // POR under a preemption bound needs its own completeness
             // argument (bounded POR): until then the bound runs the oracle.
             (_, Some(bound), _) => Box::new(exhaustive::Dfs::bounded(bound)),
             (_, None, Strategy::Exhaustive) => Box::<exhaustive::Dfs>::default(),
-            // Every graph once (`canonical.rs`).
+            // Every graph once (`revisit.rs`), or, for models with locks and
+            // other shim objects, every graph once to the end
+            // (`canonical.rs`).
+            (true, None, Strategy::Por) if revisits => Box::<revisit::Revisit>::default(),
             (true, None, Strategy::Por) => Box::new(exhaustive::Dfs::canonical()),
             (false, None, Strategy::Por) => Box::new(por::Por::new(config.alternatives)),
         }
@@ -271,6 +274,7 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
         runner.set_peeking(config.peeking);
     }
     let (mut discarded, mut warnings, mut graphs) = (0, Vec::new(), None);
+    let mut revisits = true;
     let start = Instant::now();
     loop {
         // The budgets hold for what was discarded too.
@@ -296,7 +300,7 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
         let mut explored = explore(
             &settings,
             runner,
-            explorer(&settings, runner.weak()),
+            explorer(&settings, runner.weak(), revisits),
             progress,
         );
         if let Some(reason) = explored.peek_fallback.take() {
@@ -311,6 +315,11 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
             warnings.push(warning);
             discarded += n;
             runner.set_peeking(false);
+            continue;
+        }
+        if explored.revisit_fallback.take().is_some() {
+            discarded += explored.executions;
+            revisits = false;
             continue;
         }
         if let Some(why) = explored.rc11_fallback.take() {

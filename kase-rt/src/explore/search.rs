@@ -90,6 +90,12 @@ pub(super) fn explore(
             });
         }
         let next = explorer.advance(&outcome);
+        if let Some(why) = explorer.unsupported() {
+            // The caller explores with an explorer that takes this model.
+            report.revisit_fallback = Some(why);
+            runner.reclaim(outcome);
+            break;
+        }
         progress.tick(Counts {
             executions: report.executions,
             sleep_set_blocked: explorer.redundant(),

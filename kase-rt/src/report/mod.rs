@@ -59,6 +59,9 @@ pub struct Report {
     /// Under RC11, during the interleaving exploration: the first access
     /// weaker than `SeqCst`, which moves it to execution graphs (only
     /// between `search::explore` and the pipeline).
+    /// Set when the revisit explorer met an operation it does not take
+    /// (what it was); the caller explores with the canonical reduction.
+    pub(crate) revisit_fallback: Option<String>,
     pub(crate) rc11_fallback: Option<String>,
 }
 
@@ -85,6 +88,7 @@ impl Report {
             memory_model: crate::MemoryModel::SequentiallyConsistent,
             graphs: None,
             rc11_fallback: None,
+            revisit_fallback: None,
         }
     }
 

@@ -54,6 +54,27 @@ pub(crate) struct WeakSummary {
     pub rf: Vec<(usize, Option<usize>)>,
     /// Per location: its store events in modification order.
     pub mo: Vec<Vec<usize>>,
+    /// The execution graph itself, for explorers that build other graphs
+    /// from it (`explore/revisit`).
+    pub graph: Graph,
+    /// Per graph location: the bits it held before its first store.
+    pub initial: Vec<u64>,
+    /// Per graph node: the event it is, and what a revisit needs to know
+    /// to make it read another store.
+    pub nodes: Vec<NodeFacts>,
+}
+
+/// What one graph node is beyond its [`Node`]: the event, the bits it
+/// stored, and, for a compare-exchange, what decides whether it writes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NodeFacts {
+    /// The event it is.
+    pub event: usize,
+    /// The bits a store or read-modify-write stored.
+    pub written: Option<u64>,
+    /// A compare-exchange: the bits it expects and its success and failure
+    /// orderings.
+    pub cas: Option<(u64, Ordering, Ordering)>,
 }
 
 /// The RC11 state of one execution.
@@ -63,8 +84,10 @@ pub(crate) struct WeakMemory {
     /// `&mut` access, which starts it afresh).
     locations: Vec<Option<Located>>,
     graph: Graph,
-    /// Per graph node: the event it is.
-    node_events: Vec<usize>,
+    /// Per graph node: the event it is, and more (`NodeFacts`).
+    node_facts: Vec<NodeFacts>,
+    /// Per graph location: its bits before the first store.
+    initial: Vec<u64>,
     /// Per thread: its nodes in program order, with its happens-before
     /// epoch at each.
     thread_nodes: Vec<Vec<(u32, usize)>>,
@@ -277,9 +300,11 @@ impl Execution {
     /// If thread `t`'s pending operation is an atomic access, the
     /// consistent ways it can go, each as the source it reads: the event
     /// index of the store plus one, 0 for the initial value, `usize::MAX`
-    /// for a store's placement (it reads nothing). Empty: no way is
-    /// consistent, the execution cannot go on.
-    pub(crate) fn weak_sources(&mut self, t: ThreadIdx) -> Option<Vec<usize>> {
+    /// for a store's placement (it reads nothing); and each as where it
+    /// leaves the access in modification order (a placement: the store it
+    /// goes right after, numbered the same way; a read: its source). Empty:
+    /// no way is consistent, the execution cannot go on.
+    pub(crate) fn weak_sources(&mut self, t: ThreadIdx) -> Option<(Vec<usize>, Vec<usize>)> {
         let pending = self.thread(t).pending?;
         let object = pending.action.object?;
         let kind = pending.action.kind;
@@ -292,20 +317,32 @@ impl Execution {
         }
         let weak = self.weak();
         let candidates = self.candidates(t, object, kind);
+        let located = weak.located(object);
+        let numbered = |id: usize| match located {
+            Some(located) => located
+                .history
+                .store(id)
+                .event
+                .map_or(0, |node| weak.node_facts[node].event + 1),
+            None => 0,
+        };
         let sources = candidates
             .iter()
-            .map(|&c| match (c, weak.located(object)) {
-                (Candidate::Place(_), _) => usize::MAX,
-                (Candidate::Read(id), Some(located)) => located
-                    .history
-                    .store(id)
-                    .event
-                    .map_or(0, |node| weak.node_events[node] + 1),
-                (Candidate::Read(_), None) => 0,
+            .map(|&c| match c {
+                Candidate::Place(_) => usize::MAX,
+                Candidate::Read(id) => numbered(id),
+            })
+            .collect();
+        let after = candidates
+            .iter()
+            .map(|&c| match (c, located) {
+                (Candidate::Place(p), Some(located)) => numbered(located.history.mo()[p]),
+                (Candidate::Place(_), None) => 0,
+                (Candidate::Read(id), _) => numbered(id),
             })
             .collect();
         self.weak_mut().offered = Some((t, candidates));
-        Some(sources)
+        Some((sources, after))
     }
 
     /// The explorer chose option `k` of the next access.
@@ -331,6 +368,7 @@ impl Execution {
         if weak.locations[index].is_none() {
             let graph_location = weak.graph.mo.len() as u32;
             weak.graph.mo.push(Vec::new());
+            weak.initial.push(current);
             weak.locations[index] = Some(Located {
                 history: LocationHistory::new(current),
                 graph_location,
@@ -431,10 +469,28 @@ impl Execution {
             }
         };
         let latest = history.latest_bits();
+        let cas = weak
+            .intents
+            .get(t.index())
+            .copied()
+            .flatten()
+            .and_then(|intent| {
+                let (failure, expected) = intent.cas?;
+                Some((expected, intent.order, failure))
+            });
+        let facts = NodeFacts {
+            event,
+            written: if as_kind == OpKind::Load {
+                None
+            } else {
+                written
+            },
+            cas,
+        };
         weak.push(
             t,
             epoch,
-            event,
+            facts,
             Node {
                 thread: t.0,
                 access,
@@ -477,7 +533,12 @@ impl Execution {
             access: Access::Fence,
             order,
         };
-        weak.push(t, before.get(t), event, node, None, sw);
+        let facts = NodeFacts {
+            event,
+            written: None,
+            cas: None,
+        };
+        weak.push(t, before.get(t), facts, node, None, sw);
     }
 
     /// `object` was reached through `&mut` (`get_mut`, `into_inner`): every
@@ -492,7 +553,7 @@ impl Execution {
     /// Reads-from and modification orders of the execution, by event.
     pub(crate) fn weak_summary(&self) -> WeakSummary {
         let weak = self.weak();
-        let event = |node: usize| weak.node_events[node];
+        let event = |node: usize| weak.node_facts[node].event;
         let rf = weak
             .graph
             .events
@@ -509,17 +570,23 @@ impl Execution {
             .iter()
             .map(|stores| stores.iter().map(|&n| event(n)).collect())
             .collect();
-        WeakSummary { rf, mo }
+        WeakSummary {
+            rf,
+            mo,
+            graph: weak.graph.clone(),
+            initial: weak.initial.clone(),
+            nodes: weak.node_facts.clone(),
+        }
     }
 }
 
 impl WeakMemory {
-    /// Records a new node of `thread` (event `event`, epoch `epoch`).
+    /// Records a new node of `thread` (epoch `epoch`; its event in `facts`).
     fn push(
         &mut self,
         thread: ThreadIdx,
         epoch: u32,
-        event: usize,
+        facts: NodeFacts,
         node: Node,
         mo_index: Option<usize>,
         sw: Vec<(usize, usize)>,
@@ -527,7 +594,7 @@ impl WeakMemory {
         let index = self.graph.events.len();
         self.seq_cst |= node.order == Ordering::SeqCst;
         Self::add(&mut self.graph, node, mo_index, sw);
-        self.node_events.push(event);
+        self.node_facts.push(facts);
         if self.thread_nodes.len() <= thread.index() {
             self.thread_nodes.resize(thread.index() + 1, Vec::new());
         }

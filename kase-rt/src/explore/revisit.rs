@@ -1,0 +1,264 @@
+//! The revisit explorer: one execution per consistent RC11 execution graph
+//! (TruSt: Kokologiannakis, Marmanis, Gladstein, Vafeiadis, POPL 2022;
+//! WEAK-MEMORY.md, "How to explore").
+//!
+//! Each execution rebuilds a *plan* — a graph, as the order its events were
+//! added — and then extends it, adding one event at a time from the lowest
+//! thread that can run; a new read reads the latest store, a new store goes
+//! latest. Afterwards the execution's one-step alternatives become plans
+//! of their own (`added.rs`): the other stores a new read could read, the
+//! other places a new store could take, and the *backward revisits* of a
+//! new store — an earlier read of its location that is not in its `porf`
+//! prefix reads it instead, and what was added after that read and is not
+//! in the prefix is deleted, which is allowed only if every deleted event
+//! was added maximally. Branches share nothing: the explorer keeps a stack
+//! of plans, each the size of one graph.
+//!
+//! Replaying a plan runs its events in the order they were added, except
+//! that a revisited read waits for the store it reads. Stores and reads are
+//! named by `(thread, index in thread)`, stable across executions.
+//!
+//! The programs it takes are those of atomics, fences, spawn, join, tracked
+//! cells and yields. At the first lock, condvar, channel or other shim
+//! object it stops, and the pipeline explores again with the canonical
+//! reduction (`canonical.rs`), which orders those too.
+
+mod added;
+mod plan;
+
+use std::collections::HashMap;
+
+use crate::exec::{
+    Action, ChoicePoint, Execution, ObjectIdx, ObjectKind, OpKind, Outcome, Scheduler, Stop,
+    ThreadIdx, WeakPoint,
+};
+
+use super::Explorer;
+use added::Grown;
+use plan::{Key, Offered, Plan};
+
+/// The revisit explorer.
+#[derive(Default)]
+pub(crate) struct Revisit {
+    /// Plans not explored yet.
+    stack: Vec<Plan>,
+    /// The plan of the running execution.
+    plan: Plan,
+    /// Its steps, by key.
+    planned: HashMap<Key, usize>,
+    /// This execution so far: each event's key, by event index.
+    keys: Vec<Key>,
+    /// Events per thread so far.
+    counts: Vec<u32>,
+    /// The event index of each key that ran.
+    ran: HashMap<Key, usize>,
+    /// Per object, the planned stores that ran: their rank and event index.
+    stores: HashMap<ObjectIdx, Vec<(u32, usize)>>,
+    /// The first step not known to have run.
+    cursor: usize,
+    /// The object of the running thread's pending access.
+    pending_object: Option<ObjectIdx>,
+    /// The options offered to new accesses, by key.
+    offered: HashMap<Key, Offered>,
+    /// What the explorer cannot take, if the model did it.
+    unsupported: Option<String>,
+    /// Executions that ended early.
+    redundant: u64,
+    /// Plans whose replay the executor did not accept (a bug if ever
+    /// non-zero: every plan is a consistent graph).
+    rejected: u64,
+}
+
+impl Revisit {
+    /// Catches up with the events of `exec` not seen yet.
+    fn scan(&mut self, events: &[crate::exec::Event]) {
+        for (i, event) in events.iter().enumerate().skip(self.keys.len()) {
+            let t = event.action.thread;
+            if self.counts.len() <= t.index() {
+                self.counts.resize(t.index() + 1, 0);
+            }
+            let key = (t, self.counts[t.index()]);
+            self.counts[t.index()] += 1;
+            self.keys.push(key);
+            self.ran.insert(key, i);
+            if let (Some(&step), Some(object)) = (self.planned.get(&key), event.action.object) {
+                if let Some(rank) = self.plan.steps[step].rank {
+                    self.stores.entry(object).or_default().push((rank, i));
+                }
+            }
+        }
+    }
+
+    fn count(&self, t: ThreadIdx) -> u32 {
+        self.counts.get(t.index()).copied().unwrap_or(0)
+    }
+
+    fn has_run(&self, key: Key) -> bool {
+        self.count(key.0) > key.1
+    }
+
+    /// The thread of the first planned step that can run now, `None` when
+    /// the plan ran out; an error if steps are left but none can run.
+    fn planned_thread(&mut self) -> Result<Option<ThreadIdx>, Stop> {
+        while self.cursor < self.plan.steps.len() && self.has_run(self.plan.steps[self.cursor].key)
+        {
+            self.cursor += 1;
+        }
+        if self.cursor == self.plan.steps.len() {
+            return Ok(None);
+        }
+        for step in &self.plan.steps[self.cursor..] {
+            let (t, k) = step.key;
+            if self.count(t) != k {
+                continue; // ran already, or waits for its thread
+            }
+            if let Some(Some(source)) = step.reads {
+                if !self.has_run(source) {
+                    continue; // a revisited read: waits for its store
+                }
+            }
+            return Ok(Some(t));
+        }
+        Err(Stop::Diverged(
+            "re-running an execution graph, no thread could take its next planned step: the model \
+             depends on something other than the schedule"
+                .to_owned(),
+        ))
+    }
+
+    /// Forgets the execution, for the next one.
+    fn reset(&mut self) {
+        self.keys.clear();
+        self.counts.clear();
+        self.ran.clear();
+        self.stores.clear();
+        self.cursor = 0;
+        self.pending_object = None;
+        self.offered.clear();
+    }
+
+    fn start(&mut self, plan: Plan) {
+        self.planned = plan
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, step)| (step.key, i))
+            .collect();
+        self.plan = plan;
+    }
+}
+
+/// Why `action` is outside what the revisit explorer takes, if it is.
+fn unsupported(exec: &Execution, action: Action) -> Option<String> {
+    let object = action.object.map(|o| exec.object_kind(o));
+    let supported = match action.kind {
+        OpKind::Load | OpKind::Store | OpKind::Rmw | OpKind::CompareExchange => {
+            object == Some(ObjectKind::Atomic)
+        }
+        OpKind::Fence | OpKind::Spawn | OpKind::Join | OpKind::Exit => true,
+        OpKind::Yield => matches!(object, None | Some(ObjectKind::Atomic)),
+        OpKind::DataRead | OpKind::DataWrite => object == Some(ObjectKind::Cell),
+        _ => false,
+    };
+    (!supported).then(|| format!("{:?}", action.kind))
+}
+
+impl Scheduler for Revisit {
+    fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
+        let exec = point.execution;
+        self.scan(exec.events());
+        let chosen = match self.planned_thread()? {
+            Some(t) if point.enabled.contains(&t) => t,
+            Some(t) => {
+                return Err(Stop::Diverged(format!(
+                    "re-running an execution graph, {t} could not take its next planned step: the \
+                     model depends on something other than the schedule"
+                )))
+            }
+            None => point.enabled[0],
+        };
+        let action = exec.pending(chosen);
+        if let Some(why) = action.and_then(|a| unsupported(exec, a)) {
+            self.unsupported = Some(why);
+            return Err(Stop::Redundant);
+        }
+        self.pending_object = action.and_then(|a| a.object);
+        Ok(chosen)
+    }
+
+    fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
+        let key = (point.thread, self.count(point.thread));
+        let Some(&step) = self.planned.get(&key) else {
+            self.offered.insert(
+                key,
+                Offered {
+                    sources: point.sources.to_vec(),
+                    after: point.after.to_vec(),
+                },
+            );
+            return Ok(0);
+        };
+        let step = &self.plan.steps[step];
+        let wanted = match (step.reads, step.rank) {
+            (Some(source), _) => {
+                let numbered = match source {
+                    None => 0,
+                    Some(key) => self.ran.get(&key).map_or(usize::MAX - 1, |&e| e + 1),
+                };
+                point.sources.iter().position(|&s| s == numbered)
+            }
+            (None, Some(rank)) => {
+                let before = self
+                    .pending_object
+                    .and_then(|o| self.stores.get(&o))
+                    .and_then(|ran| ran.iter().filter(|(r, _)| *r < rank).max())
+                    .map_or(0, |&(_, event)| event + 1);
+                (0..point.options)
+                    .find(|&k| point.sources[k] == usize::MAX && point.after[k] == before)
+            }
+            (None, None) => Some(0),
+        };
+        match wanted {
+            Some(k) => Ok(k),
+            None => {
+                self.rejected += 1;
+                debug_assert!(
+                    false,
+                    "the executor did not offer a planned access: {key:?}"
+                );
+                Err(Stop::Redundant)
+            }
+        }
+    }
+}
+
+impl Explorer for Revisit {
+    fn advance(&mut self, outcome: &Outcome) -> Result<bool, String> {
+        self.scan(&outcome.events);
+        self.redundant += u64::from(outcome.redundant);
+        if self.unsupported.is_some() {
+            return Ok(false);
+        }
+        if let Some(grown) = Grown::new(outcome, &self.keys, &self.plan, &self.planned) {
+            let mut plans = grown.alternatives(&self.offered, &self.plan.revisits_of);
+            plans.reverse();
+            self.stack.append(&mut plans);
+        }
+        self.reset();
+        match self.stack.pop() {
+            Some(plan) => {
+                self.start(plan);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn redundant(&self) -> u64 {
+        self.redundant
+    }
+
+    fn unsupported(&self) -> Option<String> {
+        self.unsupported.clone()
+    }
+}

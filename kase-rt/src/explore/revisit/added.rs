@@ -1,0 +1,663 @@
+//! One execution as the revisit explorer sees it: its events in the order
+//! they were added to the graph (*stamps*), the `porf` edges between them,
+//! reads-from and modification orders; and the graphs one step away from it
+//! (`alternatives`): another store for a read, another place for a store,
+//! and backward revisits (TruSt, POPL 2022; WEAK-MEMORY.md).
+
+use std::collections::HashMap;
+
+use crate::exec::weak::consistency;
+use crate::exec::weak::graph::{Access, Graph};
+use crate::exec::weak::WeakSummary;
+use crate::exec::{OpKind, Outcome, ThreadIdx};
+
+use super::plan::{Key, Offered, Plan, Step};
+
+/// What an event does to memory; `rf` and the stores are stamps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mem {
+    Read {
+        location: u32,
+        rf: Option<usize>,
+    },
+    Write {
+        location: u32,
+    },
+    Rmw {
+        location: u32,
+        rf: Option<usize>,
+    },
+    /// A fence, or no memory access.
+    Other,
+}
+
+impl Mem {
+    fn location(self) -> Option<usize> {
+        match self {
+            Mem::Read { location, .. } | Mem::Write { location } | Mem::Rmw { location, .. } => {
+                Some(location as usize)
+            }
+            Mem::Other => None,
+        }
+    }
+
+    /// The store it reads (`Some(None)`: the initial value); `None` if it
+    /// reads nothing.
+    fn reads(self) -> Option<Option<usize>> {
+        match self {
+            Mem::Read { rf, .. } | Mem::Rmw { rf, .. } => Some(rf),
+            _ => None,
+        }
+    }
+
+    fn writes(self) -> bool {
+        matches!(self, Mem::Write { .. } | Mem::Rmw { .. })
+    }
+}
+
+/// One event.
+struct Added {
+    key: Key,
+    /// Its node in the execution's graph (memory accesses and fences).
+    node: Option<usize>,
+    mem: Mem,
+    /// Its `porf` predecessors other than the store it reads: the previous
+    /// event of its thread, and its thread's spawn (a first event) or the
+    /// joined thread's exit (a join).
+    before: [Option<usize>; 2],
+}
+
+/// One execution's graph, by stamp.
+pub(super) struct Grown<'a> {
+    events: Vec<Added>,
+    /// Stamp of each event of the execution, by event index.
+    stamp_of: Vec<usize>,
+    /// Per graph location: its stores' stamps in modification order.
+    mo: Vec<Vec<usize>>,
+    weak: &'a WeakSummary,
+    /// Stamps below this were replayed from the plan; the rest are new.
+    replayed: usize,
+    /// Per stamp: it was added maximally (`Step::maximal`).
+    added_max: Vec<bool>,
+}
+
+/// A read that now reads another store (`None`: the initial value).
+#[derive(Clone, Copy)]
+struct Reread {
+    at: usize,
+    rf: Option<usize>,
+}
+
+impl<'a> Grown<'a> {
+    /// The graph of `outcome`, whose events have `keys`; the plan's steps
+    /// are `planned` (by key: the step's index, its stamp). `None` if the
+    /// execution has no RC11 graph or stopped before its plan ran out.
+    pub(super) fn new(
+        outcome: &'a Outcome,
+        keys: &[Key],
+        plan: &Plan,
+        planned: &HashMap<Key, usize>,
+    ) -> Option<Self> {
+        let weak = outcome.weak.as_ref()?;
+        let n = outcome.events.len();
+        let replayed = planned.len();
+        let mut stamp_of = Vec::with_capacity(n);
+        let mut fresh = replayed;
+        for key in keys {
+            stamp_of.push(match planned.get(key) {
+                Some(&s) => s,
+                None => {
+                    fresh += 1;
+                    fresh - 1
+                }
+            });
+        }
+        if fresh - replayed + planned.len() != n {
+            return None; // some planned events did not run
+        }
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| stamp_of[i]);
+        let mut node_of = vec![None; n];
+        for (node, facts) in weak.nodes.iter().enumerate() {
+            node_of[facts.event] = Some(node);
+        }
+        let node_stamp = |node: usize| stamp_of[weak.nodes[node].event];
+        let owner = |object: Option<crate::exec::ObjectIdx>| {
+            object.and_then(|o| outcome.owners.get(o.0 as usize).copied().flatten())
+        };
+        let (mut spawned, mut exited) = (HashMap::new(), HashMap::new());
+        for (i, e) in outcome.events.iter().enumerate() {
+            match e.action.kind {
+                // A spawn's value is the child's index.
+                OpKind::Spawn => {
+                    if let Some(child) = e.value {
+                        spawned.insert(ThreadIdx(child as u32), stamp_of[i]);
+                    }
+                }
+                OpKind::Exit => {
+                    exited.insert(e.action.thread, stamp_of[i]);
+                }
+                _ => {}
+            }
+        }
+        let mut last = HashMap::new();
+        let events = order
+            .iter()
+            .map(|&i| {
+                let action = outcome.events[i].action;
+                let t = action.thread;
+                let po = last.insert(t, stamp_of[i]);
+                let other = match (po, action.kind) {
+                    (None, _) => spawned.get(&t).copied(),
+                    (_, OpKind::Join) => owner(action.object).and_then(|u| exited.get(&u).copied()),
+                    _ => None,
+                };
+                let mem = match node_of[i].map(|node| weak.graph.events[node].access) {
+                    Some(Access::Read { location, rf }) => Mem::Read {
+                        location,
+                        rf: rf.map(node_stamp),
+                    },
+                    Some(Access::Write { location }) => Mem::Write { location },
+                    Some(Access::Rmw { location, rf }) => Mem::Rmw {
+                        location,
+                        rf: rf.map(node_stamp),
+                    },
+                    _ => Mem::Other,
+                };
+                Added {
+                    key: keys[i],
+                    node: node_of[i],
+                    mem,
+                    before: [po, other],
+                }
+            })
+            .collect();
+        let mo = weak
+            .graph
+            .mo
+            .iter()
+            .map(|nodes| nodes.iter().map(|&node| node_stamp(node)).collect())
+            .collect();
+        let mut grown = Grown {
+            events,
+            stamp_of,
+            mo,
+            weak,
+            replayed,
+            added_max: plan.steps.iter().map(|step| step.maximal).collect(),
+        };
+        for s in replayed..n {
+            let maximal = match grown.events[s].mem.reads() {
+                Some(rf) => grown.latest_before(s, rf),
+                None => grown.latest_before(s, Some(s)),
+            };
+            grown.added_max.push(maximal);
+        }
+        Some(grown)
+    }
+
+    /// Every graph one step away from this one that this execution is the
+    /// one to find: the other options of its new accesses (`offered`, by
+    /// key), and the backward revisits of its new stores (and of the
+    /// planned store `flagged`).
+    pub(super) fn alternatives(
+        &self,
+        offered: &HashMap<Key, Offered>,
+        flagged: &[usize],
+    ) -> Vec<Plan> {
+        let last = self.replayed.saturating_sub(1);
+        let mut plans = Vec::new();
+        for s in 0..self.events.len() {
+            let new = s >= self.replayed;
+            let event = &self.events[s];
+            if new {
+                if let Some(options) = offered.get(&event.key) {
+                    for j in 1..options.sources.len() {
+                        let plan = if options.sources[j] == usize::MAX {
+                            self.placed(s, self.stamp(options.after[j]))
+                        } else {
+                            let rf = self.stamp(options.sources[j]);
+                            self.reread(s, rf)
+                        };
+                        plans.extend(plan);
+                    }
+                }
+            }
+            if event.mem.writes() {
+                if new {
+                    plans.extend(self.backward(s, s, None));
+                } else if flagged.contains(&s) {
+                    plans.extend(self.backward(s, last, None));
+                }
+            }
+            if new {
+                plans.extend(self.take_over(s));
+            }
+        }
+        plans
+    }
+
+    /// The stamp of the store an option names (event index plus one; 0 is
+    /// the initial value).
+    fn stamp(&self, numbered: usize) -> Option<usize> {
+        numbered.checked_sub(1).map(|event| self.stamp_of[event])
+    }
+
+    /// The events `porf`-before `of` (and `of`), with `reread` applied.
+    fn prefix(&self, of: usize, reread: Option<Reread>) -> Vec<bool> {
+        let mut inside = vec![false; self.events.len()];
+        let mut todo = vec![of];
+        while let Some(s) = todo.pop() {
+            if std::mem::replace(&mut inside[s], true) {
+                continue;
+            }
+            let event = &self.events[s];
+            todo.extend(event.before.iter().flatten());
+            let rf = match reread {
+                Some(r) if r.at == s => r.rf,
+                _ => event.mem.reads().flatten(),
+            };
+            todo.extend(rf);
+        }
+        inside
+    }
+
+    /// Whether event `x`, to be deleted (or revisited: `r`) by a revisit
+    /// from store `w` that keeps `kept`, was added *maximally*: as the
+    /// exploration adds it by default (a read reading the latest store, a
+    /// store going latest), with no store kept after what it read or wrote
+    /// that does not depend on it, and not reading a deleted store added
+    /// after it. Only then may the revisit delete it: it is what makes each
+    /// graph reached once.
+    fn maximal(&self, x: usize, w: usize, kept: &[bool]) -> bool {
+        if !self.added_max[x] {
+            return false;
+        }
+        let event = &self.events[x];
+        let Some(location) = event.mem.location() else {
+            return true;
+        };
+        if let Some(Some(rf)) = event.mem.reads() {
+            if rf > x && !kept[rf] {
+                return false; // it was revisited by a store that goes
+            }
+        }
+        let stored = match event.mem.reads() {
+            Some(rf) => rf,
+            None => Some(x),
+        };
+        let mo = &self.mo[location];
+        let later = match stored {
+            Some(s) => mo
+                .iter()
+                .position(|&z| z == s)
+                .map_or(&[][..], |p| &mo[p + 1..]),
+            None => &mo[..],
+        };
+        !later
+            .iter()
+            .any(|&z| z != w && z != x && z < kept.len() && kept[z] && !self.prefix(z, None)[x])
+    }
+
+    /// A store's backward revisits: each read of its location not in its
+    /// prefix (and, for a read-modify-write that reads a store another one
+    /// took, added no later than that one) reads it instead, and what was
+    /// added after that read and is not in the prefix goes. `upto`: the
+    /// last event of the graph (the store itself if it is new; a planned
+    /// store is added anew after the whole plan). `reread`: the store's own
+    /// read, if it reads another store than it did.
+    fn backward(&self, w: usize, upto: usize, reread: Option<Reread>) -> Vec<Plan> {
+        let Some(location) = self.events[w].mem.location() else {
+            return Vec::new();
+        };
+        let prefix = self.prefix(w, reread);
+        // What it is with its own read changed (a compare-exchange may then
+        // succeed).
+        let mem = match reread {
+            Some(r) => self.reading(r.at, r.rf).0,
+            None => self.events[w].mem,
+        };
+        let own_rf = mem.reads().flatten();
+        // Two read-modify-writes cannot read one store: if another one took
+        // what this one reads, only reads up to it may be revisited (one of
+        // which must make room).
+        let conflict = match mem {
+            Mem::Rmw { .. } => (0..=upto).find(|&b| {
+                b != w
+                    && matches!(self.events[b].mem, Mem::Rmw { location: l, rf } if l as usize == location && rf == own_rf)
+            }),
+            _ => None,
+        };
+        if reread.is_some() && conflict.is_none() {
+            return Vec::new(); // the forward option covers it
+        }
+        // A store's place is its own choice: a revisit that deletes the
+        // store right after it would repeat another placement's revisit.
+        let successor = match mem {
+            Mem::Write { .. } => {
+                let mo = &self.mo[location];
+                let p = mo.iter().position(|&z| z == w);
+                p.and_then(|p| mo[p + 1..].iter().copied().find(|&z| z <= upto))
+            }
+            _ => None,
+        };
+        let mut plans = Vec::new();
+        for r in 0..=conflict.unwrap_or(upto) {
+            let read = self.events[r].mem;
+            if r == w || prefix[r] || read.location() != Some(location) || read.reads().is_none() {
+                continue;
+            }
+            if read.reads() == Some(Some(w)) {
+                continue;
+            }
+            let mut rereads: Vec<Reread> = reread.into_iter().collect();
+            rereads.push(Reread { at: r, rf: Some(w) });
+            plans.extend(self.revisit(r, w, upto, &prefix, successor, &rereads));
+        }
+        plans
+    }
+
+    /// A new read-modify-write `e` reading a store `s` another one took:
+    /// no forward option (two read-modify-writes cannot read one store),
+    /// but its backward revisits may make room.
+    fn take_over(&self, e: usize) -> Vec<Plan> {
+        let event = &self.events[e];
+        let (Some(location), Some(node)) = (event.mem.location(), event.node) else {
+            return Vec::new();
+        };
+        let facts = &self.weak.nodes[node];
+        if facts.cas.is_none() && !matches!(event.mem, Mem::Rmw { .. }) {
+            return Vec::new();
+        }
+        let mut taken: Vec<Option<usize>> = (0..e)
+            .filter_map(|b| match self.events[b].mem {
+                Mem::Rmw { location: l, rf } if l as usize == location => Some(rf),
+                _ => None,
+            })
+            .filter(|&s| Some(s) != event.mem.reads())
+            .filter(|&s| {
+                facts
+                    .cas
+                    .map_or(true, |(expected, _, _)| self.bits(location, s) == expected)
+            })
+            .collect();
+        taken.dedup();
+        let mut plans = Vec::new();
+        for s in taken {
+            plans.extend(self.backward(e, e, Some(Reread { at: e, rf: s })));
+        }
+        plans
+    }
+
+    /// Read `r` revisited by store `w` (whose prefix is `prefix`), with
+    /// `rereads`: the plan, if the deleted events were all added maximally,
+    /// `keep` (the store right after `w`, if it matters) stays, no kept
+    /// read reads a deleted store, and the graph is consistent.
+    fn revisit(
+        &self,
+        r: usize,
+        w: usize,
+        upto: usize,
+        prefix: &[bool],
+        keep: Option<usize>,
+        rereads: &[Reread],
+    ) -> Option<Plan> {
+        let kept: Vec<bool> = (0..=upto).map(|x| x <= r || prefix[x]).collect();
+        if keep.is_some_and(|k| !kept[k]) {
+            return None;
+        }
+        let deleted = (r + 1..=upto).filter(|&x| !kept[x]);
+        if !std::iter::once(r)
+            .chain(deleted)
+            .all(|x| self.maximal(x, w, &kept))
+        {
+            return None;
+        }
+        // A kept read may not read a deleted store, nor the store of a
+        // revisited read-modify-write (it is deleted and added anew after
+        // its read).
+        let rereads_at = |s: usize| rereads.iter().any(|reread| reread.at == s);
+        let dangling = (0..=upto).any(|x| {
+            kept[x]
+                && !rereads_at(x)
+                && self.events[x]
+                    .mem
+                    .reads()
+                    .flatten()
+                    .is_some_and(|s| !kept[s] || rereads_at(s))
+        });
+        if dangling {
+            return None;
+        }
+        let kept: Vec<usize> = (0..=upto).filter(|&x| kept[x]).collect();
+        let (mut plan, mo) = self.build(&kept, rereads, None, true)?;
+        // The revisited read is added maximally iff it reads the latest
+        // store (a revisited read-modify-write's store, added anew, aside).
+        let rereads_at = |s: usize| rereads.iter().any(|reread| reread.at == s && s != w);
+        let latest = self.events[w].mem.location().is_some_and(|location| {
+            let stores = &mo[location];
+            stores
+                .iter()
+                .position(|&z| z == w)
+                .is_some_and(|p| stores[p + 1..].iter().all(|&z| rereads_at(z)))
+        });
+        for reread in rereads {
+            let at = kept.iter().position(|&x| x == reread.at)?;
+            plan.steps[at].maximal = reread.at == r && latest;
+        }
+        plan.revisits_of = rereads
+            .iter()
+            .filter(|reread| reread.at != w)
+            .filter_map(|reread| kept.iter().position(|&x| x == reread.at))
+            .collect();
+        Some(plan)
+    }
+
+    /// Whether `store` (`None`: the initial value) is the latest store of
+    /// event `x`'s location among those added before `x` (`x` itself, if
+    /// it stores, aside).
+    fn latest_before(&self, x: usize, store: Option<usize>) -> bool {
+        let Some(location) = self.events[x].mem.location() else {
+            return true;
+        };
+        let mo = &self.mo[location];
+        let from = match store {
+            Some(s) => match mo.iter().position(|&z| z == s) {
+                Some(p) => p + 1,
+                None => return false,
+            },
+            None => 0,
+        };
+        !mo[from..].iter().any(|&z| z < x)
+    }
+
+    /// Store `s` (new) placed right after `after` (`None`: the initial
+    /// value) instead; its revisits are computed when it runs again.
+    fn placed(&self, s: usize, after: Option<usize>) -> Option<Plan> {
+        let kept: Vec<usize> = (0..=s).collect();
+        let (mut plan, _) = self.build(&kept, &[], Some((s, after)), false)?;
+        plan.steps[s].maximal = false;
+        plan.revisits_of = vec![s];
+        Some(plan)
+    }
+
+    /// Everything up to new read `s`, which reads `rf` instead (an option
+    /// the executor offered: consistent).
+    fn reread(&self, s: usize, rf: Option<usize>) -> Option<Plan> {
+        let kept: Vec<usize> = (0..=s).collect();
+        let (mut plan, _) = self.build(&kept, &[Reread { at: s, rf }], None, false)?;
+        plan.steps[s].maximal = self.latest_before(s, rf);
+        // A read-modify-write's store is added after its read: anew.
+        plan.revisits_of = vec![s];
+        Some(plan)
+    }
+
+    /// The bits store `s` wrote (`None`: the location's initial value).
+    fn bits(&self, location: usize, s: Option<usize>) -> u64 {
+        match s {
+            Some(s) => self.events[s]
+                .node
+                .and_then(|node| self.weak.nodes[node].written)
+                .unwrap_or_default(),
+            None => self.weak.initial[location],
+        }
+    }
+
+    /// What event `x` becomes when it reads `rf`, with its ordering: a
+    /// compare-exchange succeeds or fails by the bits it reads.
+    fn reading(&self, x: usize, rf: Option<usize>) -> (Mem, std::sync::atomic::Ordering) {
+        let event = &self.events[x];
+        let node = event.node.expect("a read has a node");
+        let order = self.weak.graph.events[node].order;
+        let location = event.mem.location().expect("a read has a location");
+        let l = location as u32;
+        match self.weak.nodes[node].cas {
+            Some((expected, success, failure)) => {
+                if self.bits(location, rf) == expected {
+                    (Mem::Rmw { location: l, rf }, success)
+                } else {
+                    (Mem::Read { location: l, rf }, failure)
+                }
+            }
+            None => match event.mem {
+                Mem::Rmw { .. } => (Mem::Rmw { location: l, rf }, order),
+                _ => (Mem::Read { location: l, rf }, order),
+            },
+        }
+    }
+
+    /// The plan of the graph made of the events `kept` (ascending stamps),
+    /// with `rereads` applied in order and store `placed.0` moved right
+    /// after `placed.1`; `None` if `check` finds it inconsistent.
+    fn build(
+        &self,
+        kept: &[usize],
+        rereads: &[Reread],
+        placed: Option<(usize, Option<usize>)>,
+        check: bool,
+    ) -> Option<(Plan, Vec<Vec<usize>>)> {
+        let last = *kept.last()?;
+        let mut inside = vec![false; last + 1];
+        for &x in kept {
+            inside[x] = true;
+        }
+        let mut mem: HashMap<usize, (Mem, std::sync::atomic::Ordering)> = HashMap::new();
+        let mut mo: Vec<Vec<usize>> = self
+            .mo
+            .iter()
+            .map(|stores| {
+                stores
+                    .iter()
+                    .copied()
+                    .filter(|&z| z <= last && inside[z])
+                    .collect()
+            })
+            .collect();
+        for reread in rereads {
+            let (new, order) = self.reading(reread.at, reread.rf);
+            let location = new.location().expect("a read has a location");
+            mo[location].retain(|&z| z != reread.at);
+            if let Mem::Rmw { rf, .. } = new {
+                move_to(&mut mo, reread.at, location, rf);
+            }
+            mem.insert(reread.at, (new, order));
+        }
+        if let Some((s, after)) = placed {
+            let location = self.events[s].mem.location()?;
+            move_to(&mut mo, s, location, after);
+        }
+        let mem_of = |x: usize| mem.get(&x).map_or(self.events[x].mem, |&(m, _)| m);
+        if check && !self.consistent(kept, &mem, &mo) {
+            return None;
+        }
+        let mut rank = HashMap::new();
+        for stores in &mo {
+            for (i, &z) in stores.iter().enumerate() {
+                rank.insert(z, i as u32);
+            }
+        }
+        let steps = kept
+            .iter()
+            .map(|&x| Step {
+                key: self.events[x].key,
+                reads: mem_of(x).reads().map(|rf| rf.map(|s| self.events[s].key)),
+                rank: rank.get(&x).copied(),
+                maximal: self.added_max[x],
+            })
+            .collect();
+        let plan = Plan {
+            steps,
+            revisits_of: Vec::new(),
+        };
+        Some((plan, mo))
+    }
+
+    /// Whether the graph of `kept` events, with the accesses in `changed`
+    /// and modification orders `mo`, satisfies RC11's axioms.
+    fn consistent(
+        &self,
+        kept: &[usize],
+        changed: &HashMap<usize, (Mem, std::sync::atomic::Ordering)>,
+        mo: &[Vec<usize>],
+    ) -> bool {
+        let mut index = HashMap::new();
+        let mut graph = Graph::default();
+        let mut by_node = HashMap::new();
+        for &x in kept {
+            let Some(node) = self.events[x].node else {
+                continue;
+            };
+            index.insert(x, graph.events.len());
+            by_node.insert(node, graph.events.len());
+            graph.events.push(self.weak.graph.events[node].clone());
+        }
+        for (&x, &(m, order)) in changed {
+            let at = index[&x];
+            graph.events[at].order = order;
+            graph.events[at].access = match m {
+                Mem::Read { location, rf } => Access::Read {
+                    location,
+                    rf: rf.map(|s| index[&s]),
+                },
+                Mem::Rmw { location, rf } => Access::Rmw {
+                    location,
+                    rf: rf.map(|s| index[&s]),
+                },
+                _ => unreachable!("a reread is a read"),
+            };
+        }
+        for &x in kept {
+            if changed.contains_key(&x) {
+                continue;
+            }
+            if let Some(at) = index.get(&x) {
+                let access = &mut graph.events[*at].access;
+                if let Access::Read { rf, .. } | Access::Rmw { rf, .. } = access {
+                    *rf = rf.map(|node| by_node[&node]);
+                }
+            }
+        }
+        graph.mo = mo
+            .iter()
+            .map(|stores| stores.iter().map(|z| index[z]).collect())
+            .collect();
+        graph.sw = self
+            .weak
+            .graph
+            .sw
+            .iter()
+            .filter_map(|(a, b)| Some((*by_node.get(a)?, *by_node.get(b)?)))
+            .collect();
+        consistency::check(&graph).is_ok()
+    }
+}
+
+/// Moves store `x` of `location` right after `after` (`None`: first).
+fn move_to(mo: &mut [Vec<usize>], x: usize, location: usize, after: Option<usize>) {
+    let stores = &mut mo[location];
+    stores.retain(|&z| z != x);
+    let at = after.map_or(0, |a| {
+        stores.iter().position(|&z| z == a).map_or(0, |p| p + 1)
+    });
+    stores.insert(at, x);
+}
