@@ -161,8 +161,8 @@ pub use kase_rt::thread_local;
 pub use kase_rt::{cell, future, hint, sync, thread};
 #[cfg(feature = "model")]
 pub use kase_rt::{
-    model, Alternatives, Builder, Failure, FailureKind, MemoryModel, Persist, Report, Schedule,
-    ScheduleParseError, Strategy,
+    model, Alternatives, Builder, Failure, FailureKind, GraphExplorer, MemoryModel, Persist,
+    Report, Schedule, ScheduleParseError, Strategy,
 };
 
 #[cfg(not(feature = "model"))]

@@ -321,3 +321,110 @@ pub fn seqlock_without_fences() -> Vec<usize> {
     writer.join().unwrap();
     vec![]
 }
+
+/// GenMC's CoA(n) (`tests/correct/synthetic/CoA`): two threads store to `x`,
+/// then read `y` (or `z`) and `x`; `n - 1` threads store `y` then `z`, all
+/// Release/Acquire. Returns nothing: its graphs are what it measures.
+fn coa(n: usize) -> Vec<usize> {
+    let v: Arc<[AtomicUsize; 3]> = Arc::new([
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+    ]);
+    let mut threads = Vec::new();
+    for (value, other) in [(1, 1), (2, 2)] {
+        let v = v.clone();
+        threads.push(thread::spawn(move || {
+            v[0].store(value, Release);
+            v[other].load(Acquire);
+            v[0].load(Acquire);
+        }));
+    }
+    for i in 0..n - 1 {
+        let v = v.clone();
+        threads.push(thread::spawn(move || {
+            v[1].store(i, Release);
+            v[2].store(i, Release);
+        }));
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    vec![]
+}
+
+/// CoA(4): GenMC counts 2 304 RC11 graphs.
+pub fn coa4() -> Vec<usize> {
+    coa(4)
+}
+
+/// CoA(5): GenMC counts 57 600 RC11 graphs.
+pub fn coa5() -> Vec<usize> {
+    coa(5)
+}
+
+/// lastzero(n) with Release/Acquire: a reader scans `a[n..=0]` for the last
+/// zero while writer `j` stores `a[j] = a[j - 1] + 1`. GenMC counts
+/// (n + 3)·2^(n − 2) graphs.
+fn lastzero_release_acquire(n: usize) -> Vec<usize> {
+    let a: Arc<Vec<AtomicUsize>> = Arc::new((0..=n).map(|_| AtomicUsize::new(0)).collect());
+    let reader = {
+        let a = a.clone();
+        thread::spawn(move || {
+            let mut i = n;
+            while a[i].load(Acquire) != 0 {
+                i -= 1;
+            }
+        })
+    };
+    let writers: Vec<_> = (1..=n)
+        .map(|j| {
+            let a = a.clone();
+            thread::spawn(move || {
+                let v = a[j - 1].load(Acquire);
+                a[j].store(v + 1, Release);
+            })
+        })
+        .collect();
+    reader.join().unwrap();
+    for w in writers {
+        w.join().unwrap();
+    }
+    vec![]
+}
+
+/// lastzero(10) with Release/Acquire: 3 328 graphs.
+pub fn lastzero10_release_acquire() -> Vec<usize> {
+    lastzero_release_acquire(10)
+}
+
+/// GenMC's fib_bench(n) (`tests/correct/fib_bench`): two threads each add
+/// `x` and `y` into their own one, `n` times; a third checks both are at
+/// most 144 (Release/Acquire; `x = y = 1` first).
+fn fib_bench(n: usize) -> Vec<usize> {
+    let v: Arc<[AtomicUsize; 2]> = Arc::new([AtomicUsize::new(1), AtomicUsize::new(1)]);
+    let mut threads = Vec::new();
+    for target in 0..2 {
+        let v = v.clone();
+        threads.push(thread::spawn(move || {
+            for _ in 0..n {
+                let sum = v[0].load(Acquire) + v[1].load(Acquire);
+                v[target].store(sum, Release);
+            }
+        }));
+    }
+    let reader = v.clone();
+    threads.push(thread::spawn(move || {
+        let big = reader[0].load(Acquire) > 144 || reader[1].load(Acquire) > 144;
+        assert!(!big, "fib_bench went past 144");
+    }));
+    for t in threads {
+        t.join().unwrap();
+    }
+    vec![]
+}
+
+/// fib_bench(5): GenMC counts 525 630 RC11 graphs.
+pub fn fib_bench5() -> Vec<usize> {
+    fib_bench(5)
+}

@@ -69,7 +69,7 @@ mod shim;
 mod stderr;
 
 pub use builder::{model, Builder};
-pub use explore::{Alternatives, MemoryModel, Strategy};
+pub use explore::{Alternatives, GraphExplorer, MemoryModel, Strategy};
 pub use report::{Failure, FailureKind, Persist, Report, Schedule, ScheduleParseError};
 pub use settings::{DEFAULT_MAX_STEPS, DEFAULT_MINIMIZE, DEFAULT_STACK_SIZE, DEFAULT_WATCHDOG};
 

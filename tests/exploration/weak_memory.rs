@@ -8,7 +8,7 @@ use std::fmt::Debug;
 
 use kase::sync::atomic::{AtomicUsize, Ordering, Ordering::*};
 use kase::sync::Arc;
-use kase::{thread, Builder, MemoryModel, Report, Strategy};
+use kase::{thread, Builder, GraphExplorer, MemoryModel, Report, Strategy};
 
 /// Every outcome `model` returns under RC11, and the report, explored with
 /// the revisit explorer (exactly one execution per graph, checked) and, unless `oracle` is
@@ -539,4 +539,84 @@ fn lastzero_has_genmcs_graph_count() {
     // more graphs than under SC.
     let (_, relaxed) = explored(lastzero(5, Relaxed, Relaxed), false);
     assert!(graphs(&relaxed) > 64, "{relaxed}");
+}
+
+/// GenMC's CoA(n): two threads store to `x` and read `y` (or `z`) and then
+/// `x`; `n - 1` threads store to `y` and `z` (Release/Acquire).
+fn coa(n: usize) -> impl Fn() + Sync {
+    move || {
+        let v = atomics::<3>();
+        let mut threads = Vec::new();
+        for (value, other) in [(1, 1), (2, 2)] {
+            let v = v.clone();
+            threads.push(thread::spawn(move || {
+                v[0].store(value, Release);
+                v[other].load(Acquire);
+                v[0].load(Acquire);
+            }));
+        }
+        for i in 0..n - 1 {
+            let v = v.clone();
+            threads.push(thread::spawn(move || {
+                v[1].store(i, Release);
+                v[2].store(i, Release);
+            }));
+        }
+        for t in threads {
+            t.join().unwrap();
+        }
+    }
+}
+
+/// GenMC's fib_bench(n): two threads add `x` and `y` into one of them `n`
+/// times; a third reads both (Release/Acquire).
+fn fib_bench(n: usize) -> impl Fn() + Sync {
+    move || {
+        let v = atomics::<2>();
+        v[0].store(1, Relaxed);
+        v[1].store(1, Relaxed);
+        let mut threads = Vec::new();
+        for target in 0..2 {
+            let v = v.clone();
+            threads.push(thread::spawn(move || {
+                for _ in 0..n {
+                    let sum = v[0].load(Acquire) + v[1].load(Acquire);
+                    v[target].store(sum, Release);
+                }
+            }));
+        }
+        let reader = v.clone();
+        threads.push(thread::spawn(move || {
+            assert!(!(reader[0].load(Acquire) > 144 || reader[1].load(Acquire) > 144));
+        }));
+        for t in threads {
+            t.join().unwrap();
+        }
+    }
+}
+
+#[test]
+fn coa_has_genmcs_graph_counts() {
+    // GenMC's RC11 counts for CoA(1..3); CoA(4) and CoA(5), 2 304 and
+    // 57 600, are kase-bench rows (`counts.rs` checks them).
+    for (n, want) in [(1, 4), (2, 16), (3, 144)] {
+        let (_, report) = explored(coa(n), n == 1);
+        assert_eq!(report.graph_explorer(), Some(&GraphExplorer::Revisits));
+        assert_eq!(graphs(&report), want, "CoA({n}): {report}");
+    }
+}
+
+#[test]
+fn lastzero_10_has_genmcs_graph_count_in_as_many_executions() {
+    let (_, report) = explored(lastzero(10, Acquire, Release), false);
+    assert_eq!(graphs(&report), 3_328, "{report}");
+    assert_eq!(report.executions() - report.discarded_executions(), 3_328);
+}
+
+#[test]
+fn fib_bench_counts_agree_with_the_oracle() {
+    // fib_bench(5) has GenMC's 525 630 graphs (kase-bench); fib_bench(1)
+    // is small enough for every interleaving.
+    let (_, report) = explored(fib_bench(1), true);
+    assert!(graphs(&report) > 1, "{report}");
 }

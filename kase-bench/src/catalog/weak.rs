@@ -24,6 +24,12 @@ pub enum WeakKind {
         /// The panic message.
         message: &'static str,
     },
+    /// A program from GenMC's test suite whose consistent graphs are
+    /// counted (it neither fails nor returns an outcome).
+    Count {
+        /// Where the count comes from, e.g. `GenMC's CoA(4)`.
+        source: &'static str,
+    },
 }
 
 /// One weak-memory program and how to run it with each tool.
@@ -51,6 +57,7 @@ impl WeakProgram {
         match self.kind {
             WeakKind::Litmus { allowed, .. } => allowed,
             WeakKind::Bug { .. } => true,
+            WeakKind::Count { .. } => false,
         }
     }
 
@@ -64,6 +71,7 @@ impl WeakProgram {
         match self.kind {
             WeakKind::Litmus { shows, .. } => shows,
             WeakKind::Bug { message } => message,
+            WeakKind::Count { source } => source,
         }
     }
 }
@@ -153,6 +161,19 @@ pub static WEAK_PROGRAMS: &[WeakProgram] = &[
         seqlock_without_fences,
         WeakKind::Bug { message: "torn read accepted" },
         graphs: None,
+    ),
+    // GenMC's RC11 counts (WEAK-MEMORY.md).
+    weak!(coa4, WeakKind::Count { source: "GenMC's CoA(4)" }, graphs: Some(2_304)),
+    weak!(coa5, WeakKind::Count { source: "GenMC's CoA(5)" }, graphs: Some(57_600)),
+    weak!(
+        lastzero10_release_acquire,
+        WeakKind::Count { source: "GenMC's lastzero(10)" },
+        graphs: Some(3_328),
+    ),
+    weak!(
+        fib_bench5,
+        WeakKind::Count { source: "GenMC's fib_bench(5)" },
+        graphs: Some(525_630),
     ),
 ];
 

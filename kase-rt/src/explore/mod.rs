@@ -96,6 +96,40 @@ pub enum MemoryModel {
     Rc11,
 }
 
+/// Which explorer went over RC11's execution graphs
+/// ([`Report::graph_explorer`](crate::Report::graph_explorer)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GraphExplorer {
+    /// Exactly one execution per consistent graph, extending graphs and
+    /// revisiting reads when a store comes (TruSt, POPL 2022): for models
+    /// whose shared objects are atomics, fences, threads and tracked cells.
+    Revisits,
+    /// Each graph's canonical interleaving run to the end and the other
+    /// interleavings cut short (counted as redundant): for models that also
+    /// use locks, condvars, channels or other shim objects, which the
+    /// revisit explorer does not take yet.
+    Canonical {
+        /// The first such operation, e.g. `Lock on a Mutex`.
+        because: String,
+    },
+    /// Every interleaving with every choice of store
+    /// ([`Strategy::Exhaustive`], or a preemption bound): the oracle.
+    Exhaustive,
+}
+
+impl std::fmt::Display for GraphExplorer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GraphExplorer::Revisits => f.write_str("revisits, one execution per graph"),
+            GraphExplorer::Canonical { because } => {
+                write!(f, "canonical interleavings, as the model uses {because}")
+            }
+            GraphExplorer::Exhaustive => f.write_str("every interleaving"),
+        }
+    }
+}
+
 /// A scheduler that also decides, after each execution, whether (and how)
 /// there is another one to run.
 pub(crate) trait Explorer: Scheduler {

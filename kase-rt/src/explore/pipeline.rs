@@ -11,7 +11,9 @@ use crate::report::progress::{self, Counts, Progress};
 use crate::report::{FailureKind, Report, Saved, Schedule};
 
 use super::search::explore;
-use super::{exhaustive, minimize, por, revisit, Explorer, Runner, Settings, Strategy, Trail};
+use super::{
+    exhaustive, minimize, por, revisit, Explorer, GraphExplorer, Runner, Settings, Strategy, Trail,
+};
 
 /// Shows `warning` past the test harness's capture and keeps it in the
 /// report.
@@ -274,7 +276,7 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
         runner.set_peeking(config.peeking);
     }
     let (mut discarded, mut warnings, mut graphs) = (0, Vec::new(), None);
-    let mut revisits = true;
+    let (mut revisits, mut because) = (true, None);
     let start = Instant::now();
     loop {
         // The budgets hold for what was discarded too.
@@ -317,9 +319,10 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
             runner.set_peeking(false);
             continue;
         }
-        if explored.revisit_fallback.take().is_some() {
+        if let Some(why) = explored.revisit_fallback.take() {
             discarded += explored.executions;
             revisits = false;
+            because = Some(why);
             continue;
         }
         if let Some(why) = explored.rc11_fallback.take() {
@@ -335,6 +338,12 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
         explored.warnings = warnings;
         if runner.weak() {
             explored.graphs = Some(graphs.unwrap_or_else(|| "an RC11 schedule".to_owned()));
+            explored.graph_explorer =
+                Some(match (config.preemption_bound, config.strategy, because) {
+                    (None, Strategy::Por, None) => GraphExplorer::Revisits,
+                    (None, Strategy::Por, Some(because)) => GraphExplorer::Canonical { because },
+                    _ => GraphExplorer::Exhaustive,
+                });
         }
         return explored;
     }

@@ -160,7 +160,10 @@ fn unsupported(exec: &Execution, action: Action) -> Option<String> {
         OpKind::DataRead | OpKind::DataWrite => object == Some(ObjectKind::Cell),
         _ => false,
     };
-    (!supported).then(|| format!("{:?}", action.kind))
+    (!supported).then(|| match object {
+        Some(kind) => format!("{:?} on a {kind:?}", action.kind),
+        None => format!("{:?}", action.kind),
+    })
 }
 
 impl Scheduler for Revisit {

@@ -56,6 +56,8 @@ pub struct Report {
     /// Under RC11: why the exploration went over execution graphs (the
     /// first access weaker than `SeqCst`); `None`: over interleavings.
     pub(crate) graphs: Option<String>,
+    /// Under RC11 over execution graphs: which explorer.
+    pub(crate) graph_explorer: Option<crate::GraphExplorer>,
     /// Under RC11, during the interleaving exploration: the first access
     /// weaker than `SeqCst`, which moves it to execution graphs (only
     /// between `search::explore` and the pipeline).
@@ -87,6 +89,7 @@ impl Report {
             reduction: false,
             memory_model: crate::MemoryModel::SequentiallyConsistent,
             graphs: None,
+            graph_explorer: None,
             rc11_fallback: None,
             revisit_fallback: None,
         }
@@ -122,6 +125,33 @@ impl Report {
     /// consistent.
     pub fn graph_exploration(&self) -> Option<&str> {
         self.graphs.as_deref()
+    }
+
+    /// Under [`MemoryModel::Rc11`](crate::MemoryModel::Rc11) over execution
+    /// graphs ([`graph_exploration`](Self::graph_exploration)), which
+    /// explorer went over them: with [`Strategy::Por`](crate::Strategy::Por)
+    /// the revisit explorer (exactly one execution per graph), unless the
+    /// model uses a lock or another shim object it does not take yet.
+    ///
+    /// ```
+    /// # extern crate kase_rt as kase;
+    /// use kase::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    /// use kase::{thread, Builder, GraphExplorer};
+    ///
+    /// let report = Builder::new().explore(|| {
+    ///     static X: AtomicUsize = AtomicUsize::new(0);
+    ///     let t = thread::spawn(|| X.store(1, Relaxed));
+    ///     X.load(Relaxed);
+    ///     t.join().unwrap();
+    /// });
+    /// assert_eq!(report.graph_explorer(), Some(&GraphExplorer::Revisits));
+    /// // Two graphs: the load reads 0 or 1 (and one interleaving discarded
+    /// // at the first Relaxed access).
+    /// assert_eq!(report.traces(), Some(2));
+    /// assert_eq!(report.executions() - report.discarded_executions(), 2);
+    /// ```
+    pub fn graph_explorer(&self) -> Option<&crate::GraphExplorer> {
+        self.graph_explorer.as_ref()
     }
 
     /// Executions kase abandoned to explore again: with peeking, when
@@ -249,8 +279,10 @@ impl fmt::Display for Report {
             )?;
         }
         write!(f, " in {:.2?}", self.duration)?;
-        if self.graphs.is_some() {
-            write!(f, " (RC11 execution graphs)")?;
+        match (&self.graphs, &self.graph_explorer) {
+            (Some(_), Some(explorer)) => write!(f, " (RC11 execution graphs: {explorer})")?,
+            (Some(_), None) => write!(f, " (RC11 execution graphs)")?,
+            _ => {}
         }
         match (&self.failure, &self.stopped_by) {
             (Some(_), _) => write!(f, "; stopped at the first failure")?,

@@ -288,7 +288,10 @@ fn executions_text(outcome: &Outcome) -> String {
 /// forbids it), `no` (bold `missed` where RC11 allows it and the tool
 /// finished).
 fn found_text(program: &WeakProgram, outcome: &Outcome) -> String {
-    let Some(s) = seen(outcome) else {
+    let (Some(s), false) = (
+        seen(outcome),
+        matches!(program.kind, WeakKind::Count { .. }),
+    ) else {
         return "—".to_string();
     };
     match (s.weak_at, program.allowed()) {
@@ -318,6 +321,7 @@ fn rc11_text(program: &WeakProgram) -> &'static str {
         WeakKind::Litmus { allowed: true, .. } => "allowed",
         WeakKind::Litmus { allowed: false, .. } => "forbidden",
         WeakKind::Bug { .. } => "bug",
+        WeakKind::Count { .. } => "count",
     }
 }
 
@@ -393,7 +397,7 @@ fn render(options: &Options, rows: &[Row], elapsed: Duration, machine: &str) -> 
         let p = row.program;
         let rc11_outcomes = match p.kind {
             WeakKind::Litmus { outcomes, .. } => outcomes.to_string(),
-            WeakKind::Bug { .. } => "—".to_string(),
+            WeakKind::Bug { .. } | WeakKind::Count { .. } => "—".to_string(),
         };
         let graphs = p.graphs.map_or("—".to_string(), group);
         let _ = write!(
