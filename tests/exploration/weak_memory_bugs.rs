@@ -257,3 +257,28 @@ fn a_spin_that_reads_a_stale_flag_is_no_deadlock() {
     // stores become visible), and the handover passes.
     passes(spin_handover(true));
 }
+
+#[test]
+fn a_weak_failure_is_simplified_to_fewer_preemptions() {
+    // The revisit explorer's first failing Peterson execution switches
+    // threads 4 times; the search for a simpler one (every store choice,
+    // preemptions bounded) finds one with none, which replays.
+    let model = peterson(AcqRel);
+    let first = Builder::new().minimize(0).explore(&model);
+    let first = first.failure().expect("both threads enter");
+    let report = Builder::new().minimize(1000).explore(&model);
+    let best = report.failure().expect("both threads enter");
+    let (schedule, preemptions) = best.first_found().expect("simplified");
+    assert_eq!(schedule, first.schedule());
+    assert_eq!(Some(preemptions), first.preemptions());
+    assert!(best.preemptions() < first.preemptions(), "{best}");
+    assert!(best.schedule().to_string().starts_with("kase1w:"));
+    let replayed = Builder::new()
+        .replay(&best.schedule().to_string())
+        .explore(&model);
+    let again = replayed.failure().expect("it replays");
+    assert!(again
+        .message()
+        .unwrap_or("")
+        .contains("both threads in the critical section"));
+}

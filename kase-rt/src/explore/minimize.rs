@@ -6,7 +6,8 @@
 //! The search is iterative preemption bounding: a depth-first search over
 //! the interleavings with at most 0 preemptions, then at most 1, and so on
 //! below the first failure's count, stopping at the first failing execution
-//! within an execution and time budget.
+//! within an execution and time budget. Under RC11 it also tries every
+//! store each atomic access may read or place (not preemptions).
 
 use std::time::{Duration, Instant};
 
@@ -29,6 +30,9 @@ const BASE_EXECUTIONS: u64 = 100;
 struct Frame {
     options: Vec<ThreadIdx>,
     next: usize,
+    /// Under RC11, a choice of how an atomic access goes (`options` then
+    /// holds option numbers): every one is tried, none is a preemption.
+    weak: bool,
 }
 
 /// Depth-first search over the interleavings with at most `bound`
@@ -54,9 +58,33 @@ impl Bounded {
 }
 
 impl Scheduler for Bounded {
-    fn choose_weak(&mut self, _point: &WeakPoint<'_>) -> Result<usize, Stop> {
-        // RC11 explorations do not search for a simpler failure (yet).
-        crate::exec::error::internal_error!("the simpler-failure search ran under RC11")
+    fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
+        if point.options == 1 {
+            return Ok(0);
+        }
+        let depth = self.depth;
+        self.depth += 1;
+        match self.frames.get(depth) {
+            Some(frame) if frame.weak && frame.options.len() == point.options => {
+                Ok(frame.options[frame.next].index())
+            }
+            Some(_) => Err(Stop::Diverged(format!(
+                "re-running the model with the same choices, {} made an atomic access with other \
+                 options at choice point {}: the model depends on something other than the \
+                 schedule",
+                point.thread,
+                depth + 1
+            ))),
+            None => {
+                let options = (0..point.options).map(|k| ThreadIdx(k as u32)).collect();
+                self.frames.push(Frame {
+                    options,
+                    next: 0,
+                    weak: true,
+                });
+                Ok(0)
+            }
+        }
     }
 
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
@@ -68,6 +96,14 @@ impl Scheduler for Bounded {
         let depth = self.depth;
         self.depth += 1;
         let t = match self.frames.get(depth) {
+            Some(frame) if frame.weak => {
+                return Err(Stop::Diverged(format!(
+                    "re-running the model with the same choices, a choice of threads came where \
+                     an atomic access chose its store at choice point {}: the model depends on \
+                     something other than the schedule",
+                    depth + 1
+                )));
+            }
             Some(frame) => {
                 let t = frame.options[frame.next];
                 if !point.enabled.contains(&t) {
@@ -90,7 +126,11 @@ impl Scheduler for Bounded {
                     options.extend_from_slice(point.enabled);
                 }
                 let first = options[0];
-                self.frames.push(Frame { options, next: 0 });
+                self.frames.push(Frame {
+                    options,
+                    next: 0,
+                    weak: false,
+                });
                 first
             }
         };

@@ -104,6 +104,8 @@ pub enum GraphExplorer {
     /// Exactly one execution per consistent graph, extending graphs and
     /// revisiting reads when a store comes (TruSt, POPL 2022): for models
     /// whose shared objects are atomics, fences, threads and tracked cells.
+    /// (A spin loop that re-reads a stale value can only wait: such an
+    /// execution ends early, counted as redundant.)
     Revisits,
     /// Each graph's canonical interleaving run to the end and the other
     /// interleavings cut short (counted as redundant): for models that also
@@ -121,7 +123,7 @@ pub enum GraphExplorer {
 impl std::fmt::Display for GraphExplorer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            GraphExplorer::Revisits => f.write_str("revisits, one execution per graph"),
+            GraphExplorer::Revisits => f.write_str("revisits"),
             GraphExplorer::Canonical { because } => {
                 write!(f, "canonical interleavings, as the model uses {because}")
             }

@@ -206,10 +206,9 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
 
     // 3. A simpler interleaving with the same failure (not for kase's own
     // errors: its state may be inconsistent).
-    // (The search does not run on RC11 execution graphs yet.)
     if let Some(first) = report
         .failure
-        .take_if(|f| f.kind() != FailureKind::Internal && !runner.weak())
+        .take_if(|f| f.kind() != FailureKind::Internal)
     {
         let explored = report.executions - report.replayed;
         report.failure = Some(minimize::simplify(runner, config, first, explored));

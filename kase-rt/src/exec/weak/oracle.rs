@@ -11,7 +11,13 @@
 //! `j + 1` for the `j`-th write of the program, a `fetch_add` adds
 //! `0x10 << 4j` — in hex, the low digit is the base store and the higher
 //! ones the `fetch_add`s applied to it.
+//!
+//! `branching.rs` goes beyond straight-line code (branches on loaded
+//! values, a thread that spawns and joins another), where the naive
+//! enumeration does not reach: there the revisit explorer is checked
+//! against the exhaustive one.
 
+mod branching;
 pub(super) mod graphs;
 mod run;
 mod tests;

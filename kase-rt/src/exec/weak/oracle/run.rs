@@ -46,7 +46,7 @@ pub(super) fn explore(program: &Program, strategy: Strategy) -> (BTreeSet<Vec<u6
 }
 
 /// Runs one operation; the value it read, if it reads.
-fn perform(cells: &[AtomicU64], op: Op) -> Option<u64> {
+pub(super) fn perform(cells: &[AtomicU64], op: Op) -> Option<u64> {
     let cell = |l: u32| &cells[l as usize];
     match op {
         Op::Load { location, order } => Some(cell(location).load(order)),

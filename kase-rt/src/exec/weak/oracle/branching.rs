@@ -1,0 +1,221 @@
+//! The revisit explorer (`Strategy::Por` under RC11) against the exhaustive
+//! one (`Strategy::Exhaustive`: every interleaving × every store choice) on
+//! generated programs with branches on loaded values and nested threads,
+//! which the naive graph enumeration cannot take: same outcomes, same
+//! distinct graphs, and exactly one execution per graph.
+//!
+//! `KASE_WEAK_BRANCH_PROGRAMS` (default 100) sets how many programs run,
+//! `KASE_WEAK_BRANCH_SEED` the first one's seed, `KASE_WEAK_BRANCH_CAP`
+//! (default 2 000) the most executions the exhaustive explorer may take
+//! (programs it does not finish within it are skipped).
+#![cfg(test)]
+
+use std::collections::BTreeSet;
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::run::perform;
+use super::{Op, Program, Rng};
+use crate::sync::atomic::AtomicU64;
+use crate::sync::Arc;
+use crate::{Builder, MemoryModel, Report, Strategy};
+
+/// One step of a generated thread.
+#[derive(Clone, Debug)]
+enum Step {
+    /// An atomic operation.
+    Op(Op),
+    /// `if load == equals { then } else { otherwise }`.
+    If {
+        load: Op,
+        equals: u64,
+        then: Vec<Op>,
+        otherwise: Vec<Op>,
+    },
+    /// Spawns a thread running these and joins it.
+    Nested(Vec<Op>),
+}
+
+/// A program: threads of steps over `locations` atomics.
+#[derive(Clone, Debug)]
+struct Branching {
+    locations: u32,
+    threads: Vec<Vec<Step>>,
+}
+
+impl Branching {
+    /// A straight-line program made to branch: in each thread, a load
+    /// followed by more operations becomes a branch on what it read (to
+    /// the rest of the thread, or the rest reversed and without its first
+    /// operation); one thread in three runs inside a nested thread.
+    fn generate(rng: &mut Rng) -> Branching {
+        let program = Program::generate(rng);
+        let writes: Vec<(u32, u64)> = program
+            .threads
+            .iter()
+            .flatten()
+            .filter_map(|op| match *op {
+                Op::Store {
+                    location, value, ..
+                }
+                | Op::Swap {
+                    location, value, ..
+                }
+                | Op::Cas {
+                    location, value, ..
+                } => Some((location, value)),
+                _ => None,
+            })
+            .collect();
+        let threads = program
+            .threads
+            .iter()
+            .map(|ops| {
+                if rng.below(3) == 0 {
+                    return vec![Step::Nested(ops.clone())];
+                }
+                let branch = ops
+                    .iter()
+                    .position(|op| matches!(op, Op::Load { .. }))
+                    .filter(|&i| i + 1 < ops.len());
+                let Some(i) = branch else {
+                    return ops.iter().copied().map(Step::Op).collect();
+                };
+                let Op::Load { location, .. } = ops[i] else {
+                    unreachable!("a load")
+                };
+                let mut values = vec![0];
+                values.extend(writes.iter().filter(|w| w.0 == location).map(|w| w.1));
+                let equals = values[rng.below(values.len())];
+                let then = ops[i + 1..].to_vec();
+                let mut otherwise: Vec<Op> = then.iter().rev().skip(1).copied().collect();
+                if otherwise.is_empty() {
+                    otherwise.push(Op::Load {
+                        location: (location + 1) % program.locations,
+                        order: Relaxed,
+                    });
+                }
+                let mut steps: Vec<Step> = ops[..i].iter().copied().map(Step::Op).collect();
+                steps.push(Step::If {
+                    load: ops[i],
+                    equals,
+                    then,
+                    otherwise,
+                });
+                steps
+            })
+            .collect();
+        Branching {
+            locations: program.locations,
+            threads,
+        }
+    }
+}
+
+/// Runs `steps` on `cells`, recording what each read read and which
+/// branches were taken.
+fn run_steps(cells: &Arc<Vec<AtomicU64>>, steps: &[Step]) -> Vec<u64> {
+    let mut seen = Vec::new();
+    for step in steps {
+        match step {
+            Step::Op(op) => seen.extend(perform(cells, *op)),
+            Step::If {
+                load,
+                equals,
+                then,
+                otherwise,
+            } => {
+                let value = perform(cells, *load).expect("a load reads");
+                seen.push(value);
+                let taken = if value == *equals { then } else { otherwise };
+                seen.push(u64::from(value == *equals));
+                seen.extend(taken.iter().filter_map(|&op| perform(cells, op)));
+            }
+            Step::Nested(ops) => {
+                let (cells, ops) = (cells.clone(), ops.clone());
+                let inner = crate::thread::spawn(move || {
+                    ops.iter()
+                        .filter_map(|&op| perform(&cells, op))
+                        .collect::<Vec<_>>()
+                });
+                seen.extend(inner.join().unwrap());
+            }
+        }
+    }
+    seen
+}
+
+/// Every outcome of `program` under RC11 with `strategy`, and the report.
+fn explore(program: &Branching, strategy: Strategy, cap: u64) -> (BTreeSet<Vec<u64>>, Report) {
+    let seen = std::sync::Mutex::new(BTreeSet::new());
+    let report = Builder::new()
+        .memory_model(MemoryModel::Rc11)
+        .strategy(strategy)
+        .max_executions(cap)
+        .explore(|| {
+            // A Relaxed load: graphs from the first execution on.
+            AtomicU64::new(0).load(Relaxed);
+            let cells: Arc<Vec<AtomicU64>> =
+                Arc::new((0..program.locations).map(|_| AtomicU64::new(0)).collect());
+            let handles: Vec<_> = program
+                .threads
+                .iter()
+                .map(|steps| {
+                    let (cells, steps) = (cells.clone(), steps.clone());
+                    crate::thread::spawn(move || run_steps(&cells, &steps))
+                })
+                .collect();
+            let mut outcome: Vec<u64> = handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect();
+            outcome.extend(cells.iter().map(|c| c.load(Relaxed)));
+            seen.lock().unwrap().insert(outcome);
+        });
+    (seen.into_inner().unwrap(), report)
+}
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn the_revisit_explorer_agrees_with_the_exhaustive_one_on_branching_programs() {
+    let programs = env("KASE_WEAK_BRANCH_PROGRAMS", 100);
+    let base = env("KASE_WEAK_BRANCH_SEED", 0xb4a_0020);
+    let cap = env("KASE_WEAK_BRANCH_CAP", 2_000);
+    let (mut compared, mut graphs) = (0, 0);
+    for k in 0..programs {
+        let seed = base.wrapping_add(k);
+        let program = Branching::generate(&mut Rng::new(seed));
+        let (all, every) = explore(&program, Strategy::Exhaustive, cap);
+        if !every.complete() {
+            continue; // too many interleavings for the oracle
+        }
+        let (seen, report) = explore(&program, Strategy::Por, cap);
+        let name = format!("KASE_WEAK_BRANCH_SEED={seed}: {program:?}");
+        assert!(
+            report.complete() && report.failure().is_none(),
+            "{name}\n{report}"
+        );
+        assert_eq!(seen, all, "{name}\nthe same outcomes");
+        assert_eq!(report.traces(), every.traces(), "{name}\nthe same graphs");
+        assert_eq!(
+            (
+                Some(report.executions() - report.discarded_executions()),
+                report.sleep_set_blocked()
+            ),
+            (report.traces(), 0),
+            "{name}\nexactly one execution per graph: {report}"
+        );
+        compared += 1;
+        graphs += report.traces().unwrap_or(0);
+    }
+    eprintln!("{compared} of {programs} branching programs compared, {graphs} graphs");
+    assert!(
+        compared * 3 >= programs,
+        "a third of the programs are small enough"
+    );
+}
