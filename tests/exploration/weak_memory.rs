@@ -620,3 +620,36 @@ fn fib_bench_counts_agree_with_the_oracle() {
     let (_, report) = explored(fib_bench(1), true);
     assert!(graphs(&report) > 1, "{report}");
 }
+
+/// Two threads each take one lock `sections` times to add to their own cell
+/// with `Relaxed`: the graphs are the orders of the sections.
+fn locked_relaxed_adds(sections: usize) -> impl Fn() + Sync {
+    move || {
+        let lock = Arc::new(kase::sync::Mutex::new(()));
+        let cells = atomics::<2>();
+        let threads: Vec<_> = (0..2)
+            .map(|i| {
+                let (lock, cells) = (lock.clone(), cells.clone());
+                thread::spawn(move || {
+                    for _ in 0..sections {
+                        let _held = lock.lock().unwrap();
+                        cells[i].fetch_add(1, Relaxed);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_revisit_explorer_takes_locks() {
+    // C(2n, n) orders of the sections, one execution each.
+    let (_, report) = explored(locked_relaxed_adds(2), true);
+    assert_eq!(report.graph_explorer(), Some(&GraphExplorer::Revisits));
+    assert_eq!(graphs(&report), 6, "{report}");
+    let (_, report) = explored(locked_relaxed_adds(8), false);
+    assert_eq!(graphs(&report), 12_870, "{report}");
+}

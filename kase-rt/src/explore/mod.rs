@@ -103,14 +103,15 @@ pub enum MemoryModel {
 pub enum GraphExplorer {
     /// Exactly one execution per consistent graph, extending graphs and
     /// revisiting reads when a store comes (TruSt, POPL 2022): for models
-    /// whose shared objects are atomics, fences, threads and tracked cells.
+    /// whose shared objects are atomics, fences, mutexes (`lock`), threads
+    /// and tracked cells.
     /// (A spin loop that re-reads a stale value can only wait: such an
     /// execution ends early, counted as redundant.)
     Revisits,
     /// Each graph's canonical interleaving run to the end and the other
     /// interleavings cut short (counted as redundant): for models that also
-    /// use locks, condvars, channels or other shim objects, which the
-    /// revisit explorer does not take yet.
+    /// use `try_lock`, condvars, `RwLock`s, channels or other shim objects,
+    /// which the revisit explorer does not take yet.
     Canonical {
         /// The first such operation, e.g. `Lock on a Mutex`.
         because: String,

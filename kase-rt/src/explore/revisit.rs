@@ -18,10 +18,12 @@
 //! that a revisited read waits for the store it reads. Stores and reads are
 //! named by `(thread, index in thread)`, stable across executions.
 //!
-//! The programs it takes are those of atomics, fences, spawn, join, tracked
-//! cells and yields. At the first lock, condvar, channel or other shim
-//! object it stops, and the pipeline explores again with the canonical
-//! reduction (`canonical.rs`), which orders those too.
+//! The programs it takes are those of atomics, fences, mutexes (`lock` and
+//! unlock: each reads the mutex's previous operation, and a new lock may
+//! take an earlier one's place), spawn, join, tracked cells and yields. At
+//! the first `try_lock`, condvar, channel or other shim object it stops,
+//! and the pipeline explores again with the canonical reduction
+//! (`canonical.rs`), which orders those too.
 
 mod added;
 mod plan;
@@ -156,6 +158,7 @@ fn unsupported(exec: &Execution, action: Action) -> Option<String> {
             object == Some(ObjectKind::Atomic)
         }
         OpKind::Fence | OpKind::Spawn | OpKind::Join | OpKind::Exit => true,
+        OpKind::Lock | OpKind::Unlock => object == Some(ObjectKind::Mutex),
         OpKind::Yield => matches!(object, None | Some(ObjectKind::Atomic)),
         OpKind::DataRead | OpKind::DataWrite => object == Some(ObjectKind::Cell),
         _ => false,

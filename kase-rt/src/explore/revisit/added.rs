@@ -2,14 +2,15 @@
 //! they were added to the graph (*stamps*), the `porf` edges between them,
 //! reads-from and modification orders; and the graphs one step away from it
 //! (`alternatives`): another store for a read, another place for a store,
-//! and backward revisits (TruSt, POPL 2022; WEAK-MEMORY.md).
+//! backward revisits (TruSt, POPL 2022; WEAK-MEMORY.md), and a new lock of
+//! a mutex taking an earlier one's place.
 
 use std::collections::HashMap;
 
 use crate::exec::weak::consistency;
 use crate::exec::weak::graph::{Access, Graph};
 use crate::exec::weak::WeakSummary;
-use crate::exec::{OpKind, Outcome, ThreadIdx};
+use crate::exec::{ObjectKind, OpKind, Outcome, ThreadIdx};
 
 use super::plan::{Key, Offered, Plan, Step};
 
@@ -61,6 +62,8 @@ struct Added {
     /// Its node in the execution's graph (memory accesses and fences).
     node: Option<usize>,
     mem: Mem,
+    /// It locks a mutex.
+    lock: bool,
     /// Its `porf` predecessors other than the store it reads: the previous
     /// event of its thread, and its thread's spawn (a first event) or the
     /// joined thread's exit (a join).
@@ -79,6 +82,9 @@ pub(super) struct Grown<'a> {
     replayed: usize,
     /// Per stamp: it was added maximally (`Step::maximal`).
     added_max: Vec<bool>,
+    /// Locations from this one on are mutexes: each lock and unlock a
+    /// read-modify-write reading the mutex's previous operation.
+    mutexes: usize,
 }
 
 /// A read that now reads another store (`None`: the initial value).
@@ -140,8 +146,12 @@ impl<'a> Grown<'a> {
                 _ => {}
             }
         }
+        // Mutexes: locations after the atomics', in order of first use.
+        let mutexes = weak.graph.mo.len();
+        let mut mutex_of = HashMap::new();
+        let mut previous_op: HashMap<usize, usize> = HashMap::new();
         let mut last = HashMap::new();
-        let events = order
+        let events: Vec<Added> = order
             .iter()
             .map(|&i| {
                 let action = outcome.events[i].action;
@@ -164,20 +174,41 @@ impl<'a> Grown<'a> {
                     },
                     _ => Mem::Other,
                 };
+                let mem = match (action.kind, action.object) {
+                    (OpKind::Lock | OpKind::Unlock, Some(object))
+                        if outcome.objects.get(object.0 as usize) == Some(&ObjectKind::Mutex) =>
+                    {
+                        let next = mutexes + mutex_of.len();
+                        let location = *mutex_of.entry(object).or_insert(next);
+                        Mem::Rmw {
+                            location: location as u32,
+                            rf: previous_op.insert(location, stamp_of[i]),
+                        }
+                    }
+                    _ => mem,
+                };
                 Added {
                     key: keys[i],
                     node: node_of[i],
                     mem,
+                    lock: action.kind == OpKind::Lock
+                        && mem.location().is_some_and(|l| l >= mutexes),
                     before: [po, other],
                 }
             })
             .collect();
-        let mo = weak
+        let mut mo: Vec<Vec<usize>> = weak
             .graph
             .mo
             .iter()
             .map(|nodes| nodes.iter().map(|&node| node_stamp(node)).collect())
             .collect();
+        mo.resize(mutexes + mutex_of.len(), Vec::new());
+        for (s, event) in events.iter().enumerate() {
+            if let Some(location) = event.mem.location().filter(|&l| l >= mutexes) {
+                mo[location].push(s);
+            }
+        }
         let mut grown = Grown {
             events,
             stamp_of,
@@ -185,6 +216,7 @@ impl<'a> Grown<'a> {
             weak,
             replayed,
             added_max: plan.steps.iter().map(|step| step.maximal).collect(),
+            mutexes,
         };
         for s in replayed..n {
             let maximal = match grown.events[s].mem.reads() {
@@ -232,6 +264,7 @@ impl<'a> Grown<'a> {
             }
             if new {
                 plans.extend(self.take_over(s));
+                plans.extend(self.lock_first(s));
             }
         }
         plans
@@ -307,7 +340,7 @@ impl<'a> Grown<'a> {
     /// store is added anew after the whole plan). `reread`: the store's own
     /// read, if it reads another store than it did.
     fn backward(&self, w: usize, upto: usize, reread: Option<Reread>) -> Vec<Plan> {
-        let Some(location) = self.events[w].mem.location() else {
+        let Some(location) = self.events[w].mem.location().filter(|&l| l < self.mutexes) else {
             return Vec::new();
         };
         let prefix = self.prefix(w, reread);
@@ -387,6 +420,70 @@ impl<'a> Grown<'a> {
             plans.extend(self.backward(e, e, Some(Reread { at: e, rf: s })));
         }
         plans
+    }
+
+    /// A new lock `l` of a mutex taking the place of an earlier lock `k`
+    /// that is not in its prefix: it reads what `k` read, and `k`, with
+    /// what was added after it and is not in `l`'s prefix, goes (its thread
+    /// locks again later, after `l`'s unlock).
+    fn lock_first(&self, l: usize) -> Vec<Plan> {
+        let Mem::Rmw { location, .. } = self.events[l].mem else {
+            return Vec::new();
+        };
+        let location = location as usize;
+        if location < self.mutexes || !self.is_lock(l) {
+            return Vec::new();
+        }
+        let mut plans = Vec::new();
+        for k in (0..l).filter(|&k| self.is_lock(k)) {
+            let Mem::Rmw { location: at, rf } = self.events[k].mem else {
+                continue;
+            };
+            if at as usize != location {
+                continue;
+            }
+            let reread = Reread { at: l, rf };
+            let prefix = self.prefix(l, Some(reread));
+            if prefix[k] {
+                continue;
+            }
+            plans.extend(self.replace(k, l, &prefix, reread));
+        }
+        plans
+    }
+
+    /// Whether event `x` locks a mutex.
+    fn is_lock(&self, x: usize) -> bool {
+        self.events[x].lock
+    }
+
+    /// Lock `k` replaced by the new lock `l` (`reread`): as a revisit, but
+    /// `k` goes too.
+    fn replace(&self, k: usize, l: usize, prefix: &[bool], reread: Reread) -> Option<Plan> {
+        let kept: Vec<bool> = (0..=l).map(|x| x < k || prefix[x]).collect();
+        if !(k..=l)
+            .filter(|&x| !kept[x])
+            .all(|x| self.maximal(x, l, &kept))
+        {
+            return None;
+        }
+        let dangling = (0..=l).any(|x| {
+            kept[x]
+                && x != l
+                && self.events[x]
+                    .mem
+                    .reads()
+                    .flatten()
+                    .is_some_and(|s| !kept[s])
+        });
+        if dangling {
+            return None;
+        }
+        let kept: Vec<usize> = (0..=l).filter(|&x| kept[x]).collect();
+        let (mut plan, _) = self.build(&kept, &[reread], None, false)?;
+        let at = plan.steps.len() - 1;
+        plan.steps[at].maximal = false;
+        Some(plan)
     }
 
     /// Read `r` revisited by store `w` (whose prefix is `prefix`), with
@@ -507,7 +604,14 @@ impl<'a> Grown<'a> {
     /// compare-exchange succeeds or fails by the bits it reads.
     fn reading(&self, x: usize, rf: Option<usize>) -> (Mem, std::sync::atomic::Ordering) {
         let event = &self.events[x];
-        let node = event.node.expect("a read has a node");
+        let Some(node) = event.node else {
+            // A mutex operation.
+            let location = event.mem.location().expect("a mutex operation") as u32;
+            return (
+                Mem::Rmw { location, rf },
+                std::sync::atomic::Ordering::SeqCst,
+            );
+        };
         let order = self.weak.graph.events[node].order;
         let location = event.mem.location().expect("a read has a location");
         let l = location as u32;
@@ -612,7 +716,9 @@ impl<'a> Grown<'a> {
             graph.events.push(self.weak.graph.events[node].clone());
         }
         for (&x, &(m, order)) in changed {
-            let at = index[&x];
+            let Some(&at) = index.get(&x) else {
+                continue; // a mutex operation: not a memory event
+            };
             graph.events[at].order = order;
             graph.events[at].access = match m {
                 Mem::Read { location, rf } => Access::Read {
@@ -637,7 +743,7 @@ impl<'a> Grown<'a> {
                 }
             }
         }
-        graph.mo = mo
+        graph.mo = mo[..self.mutexes]
             .iter()
             .map(|stores| stores.iter().map(|z| index[z]).collect())
             .collect();

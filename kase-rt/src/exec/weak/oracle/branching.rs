@@ -1,7 +1,7 @@
 //! The revisit explorer (`Strategy::Por` under RC11) against the exhaustive
 //! one (`Strategy::Exhaustive`: every interleaving × every store choice) on
-//! generated programs with branches on loaded values and nested threads,
-//! which the naive graph enumeration cannot take: same outcomes, same
+//! generated programs with branches on loaded values, nested threads and
+//! critical sections, which the naive graph enumeration cannot take: same outcomes, same
 //! distinct graphs, and exactly one execution per graph.
 //!
 //! `KASE_WEAK_BRANCH_PROGRAMS` (default 100) sets how many programs run,
@@ -16,7 +16,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use super::run::perform;
 use super::{Op, Program, Rng};
 use crate::sync::atomic::AtomicU64;
-use crate::sync::Arc;
+use crate::sync::{Arc, Mutex};
 use crate::{Builder, MemoryModel, Report, Strategy};
 
 /// One step of a generated thread.
@@ -33,6 +33,8 @@ enum Step {
     },
     /// Spawns a thread running these and joins it.
     Nested(Vec<Op>),
+    /// Runs these holding the program's mutex.
+    Locked(Vec<Op>),
 }
 
 /// A program: threads of steps over `locations` atomics.
@@ -43,10 +45,11 @@ struct Branching {
 }
 
 impl Branching {
-    /// A straight-line program made to branch: in each thread, a load
-    /// followed by more operations becomes a branch on what it read (to
-    /// the rest of the thread, or the rest reversed and without its first
-    /// operation); one thread in three runs inside a nested thread.
+    /// A straight-line program made to branch: one thread in three runs
+    /// inside a nested thread, one in three runs its second half holding
+    /// the program's mutex; in the others, a load followed by more
+    /// operations becomes a branch on what it read (to the rest of the
+    /// thread, or the rest reversed and without its first operation).
     fn generate(rng: &mut Rng) -> Branching {
         let program = Program::generate(rng);
         let writes: Vec<(u32, u64)> = program
@@ -70,8 +73,17 @@ impl Branching {
             .threads
             .iter()
             .map(|ops| {
-                if rng.below(3) == 0 {
-                    return vec![Step::Nested(ops.clone())];
+                match rng.below(6) {
+                    0 | 1 => return vec![Step::Nested(ops.clone())],
+                    2 | 3 => {
+                        // The first half outside the lock, the rest inside.
+                        let half = ops.len() / 2;
+                        let mut steps: Vec<Step> =
+                            ops[..half].iter().copied().map(Step::Op).collect();
+                        steps.push(Step::Locked(ops[half..].to_vec()));
+                        return steps;
+                    }
+                    _ => {}
                 }
                 let branch = ops
                     .iter()
@@ -111,9 +123,9 @@ impl Branching {
     }
 }
 
-/// Runs `steps` on `cells`, recording what each read read and which
-/// branches were taken.
-fn run_steps(cells: &Arc<Vec<AtomicU64>>, steps: &[Step]) -> Vec<u64> {
+/// Runs `steps` on `cells` (and `lock`), recording what each read read and
+/// which branches were taken.
+fn run_steps(cells: &Arc<Vec<AtomicU64>>, lock: &Arc<Mutex<()>>, steps: &[Step]) -> Vec<u64> {
     let mut seen = Vec::new();
     for step in steps {
         match step {
@@ -139,6 +151,10 @@ fn run_steps(cells: &Arc<Vec<AtomicU64>>, steps: &[Step]) -> Vec<u64> {
                 });
                 seen.extend(inner.join().unwrap());
             }
+            Step::Locked(ops) => {
+                let _held = lock.lock().unwrap();
+                seen.extend(ops.iter().filter_map(|&op| perform(cells, op)));
+            }
         }
     }
     seen
@@ -156,12 +172,13 @@ fn explore(program: &Branching, strategy: Strategy, cap: u64) -> (BTreeSet<Vec<u
             AtomicU64::new(0).load(Relaxed);
             let cells: Arc<Vec<AtomicU64>> =
                 Arc::new((0..program.locations).map(|_| AtomicU64::new(0)).collect());
+            let lock = Arc::new(Mutex::new(()));
             let handles: Vec<_> = program
                 .threads
                 .iter()
                 .map(|steps| {
-                    let (cells, steps) = (cells.clone(), steps.clone());
-                    crate::thread::spawn(move || run_steps(&cells, &steps))
+                    let (cells, lock, steps) = (cells.clone(), lock.clone(), steps.clone());
+                    crate::thread::spawn(move || run_steps(&cells, &lock, &steps))
                 })
                 .collect();
             let mut outcome: Vec<u64> = handles
@@ -202,6 +219,10 @@ fn the_revisit_explorer_agrees_with_the_exhaustive_one_on_branching_programs() {
         );
         assert_eq!(seen, all, "{name}\nthe same outcomes");
         assert_eq!(report.traces(), every.traces(), "{name}\nthe same graphs");
+        assert_eq!(
+            report.graph_explorer(),
+            Some(&crate::GraphExplorer::Revisits)
+        );
         assert_eq!(
             (
                 Some(report.executions() - report.discarded_executions()),
