@@ -44,6 +44,9 @@ use plan::{Key, Offered, Plan};
 pub(crate) struct Revisit {
     /// Plans not explored yet.
     stack: Vec<Plan>,
+    /// Their steps, and the most they ever were.
+    held: usize,
+    peak: usize,
     /// The plan of the running execution.
     plan: Plan,
     /// Its steps, by key.
@@ -248,11 +251,14 @@ impl Explorer for Revisit {
         if let Some(grown) = Grown::new(outcome, &self.keys, &self.plan, &self.planned) {
             let mut plans = grown.alternatives(&self.offered, &self.plan.revisits_of);
             plans.reverse();
+            self.held += plans.iter().map(|plan| plan.steps.len()).sum::<usize>();
+            self.peak = self.peak.max(self.held);
             self.stack.append(&mut plans);
         }
         self.reset();
         match self.stack.pop() {
             Some(plan) => {
+                self.held -= plan.steps.len();
                 self.start(plan);
                 Ok(true)
             }
@@ -266,5 +272,9 @@ impl Explorer for Revisit {
 
     fn unsupported(&self) -> Option<String> {
         self.unsupported.clone()
+    }
+
+    fn peak_events(&self) -> Option<usize> {
+        Some(self.peak)
     }
 }

@@ -231,9 +231,11 @@ impl Report {
         self.failure.as_ref()
     }
 
-    /// Most events the partial-order explorer held in its unfolding at once
-    /// (`None` for strategies without one). Stays proportional to the
-    /// explored branch and its conflicts, not to the number of executions.
+    /// Most events the partial-order explorer held in its unfolding at once,
+    /// or, over RC11 execution graphs, the revisit explorer in the graphs it
+    /// has yet to run (`None` for strategies without either). Stays
+    /// proportional to the explored branch and its alternatives, not to the
+    /// number of executions.
     pub fn peak_events(&self) -> Option<usize> {
         self.peak_events
     }

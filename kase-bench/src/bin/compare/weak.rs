@@ -351,8 +351,9 @@ fn render(options: &Options, rows: &[Row], elapsed: Duration, machine: &str) -> 
     let _ = writeln!(
         md,
         "- Tools: *kase* is `Builder::new().memory_model(MemoryModel::Rc11)`, otherwise the \
-         defaults (`Strategy::Por`: one execution per consistent execution graph, plus \
-         executions that end early, counted as *blocked*); *loom* is loom 0.7 \
+         defaults (`Strategy::Por`: the revisit explorer, exactly one execution per consistent \
+         execution graph; executions that end early, e.g. a spin loop stuck on a stale value, \
+         are counted as *blocked*); *loom* is loom 0.7 \
          `model::Builder` with its defaults (no `LOOM_*` variable is passed on, so no \
          preemption bound) but `max_branches` raised to 10^6, exploring loom's own \
          weak-memory model.{}\n",
@@ -368,7 +369,8 @@ fn render(options: &Options, rows: &[Row], elapsed: Duration, machine: &str) -> 
          program returns its outcome (its loads' values in thread order, then the final value \
          of every location); *weak outcome* is the one that needs weak memory, *RC11* whether \
          Rust's memory model allows it. A *bug* program asserts, and RC11 lets the assertion \
-         fail. Columns: *graphs* the consistent RC11 execution graphs (kase's \
+         fail. A *count* program is one of GenMC's benchmarks, run for its number of graphs \
+         (GenMC's RC11 count in the *graphs* column). Columns: *graphs* the consistent RC11 execution graphs (kase's \
          `Report::traces()`; for a bug, exploration stops at it); *outcomes* the distinct \
          outcomes a tool saw (RC11's count in the *RC11 outcomes* column; **bold ≠**: a \
          finished tool saw a different number); *weak?* `found @ n`: first seen on the n-th \
