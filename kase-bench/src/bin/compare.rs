@@ -568,10 +568,18 @@ fn run_cell(exe: &std::path::Path, args: &[String], timeout: Duration) -> Outcom
         }
     });
     let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+    // The first panic's message: why a crashed child crashed (the tail is
+    // often the backtrace of a later abort).
+    let first_panic = Arc::new(Mutex::new(None::<String>));
     let stderr = child.stderr.take().expect("piped stderr");
-    let tail = stderr_tail.clone();
+    let (tail, panic) = (stderr_tail.clone(), first_panic.clone());
     let stderr_reader = std::thread::spawn(move || {
+        let mut after_panic = false;
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if after_panic {
+                panic.lock().unwrap().get_or_insert_with(|| line.clone());
+            }
+            after_panic = line.contains("panicked at");
             let mut tail = tail.lock().unwrap();
             tail.push_back(line);
             if tail.len() > 8 {
@@ -619,7 +627,10 @@ fn run_cell(exe: &std::path::Path, args: &[String], timeout: Duration) -> Outcom
                 Ok(s) => s.to_string(),
                 Err(e) => e.to_string(),
             };
-            Outcome::Crashed(format!("{why}: {}", tail.join(" / ")))
+            match first_panic.lock().unwrap().take() {
+                Some(message) => Outcome::Crashed(format!("{why}: panicked: {message}")),
+                None => Outcome::Crashed(format!("{why}: {}", tail.join(" / "))),
+            }
         }
     }
 }

@@ -238,8 +238,11 @@ impl<'a> Grown<'a> {
         flagged: &[usize],
     ) -> Vec<Plan> {
         let last = self.replayed.saturating_sub(1);
-        let mut plans = Vec::new();
-        for s in 0..self.events.len() {
+        // Any order is complete; this one tries the other stores a read can
+        // read (where weak behaviours show) before revisits, and the last
+        // events' options first (they change the least).
+        let (mut forward, mut revisits) = (Vec::new(), Vec::new());
+        for s in (0..self.events.len()).rev() {
             let new = s >= self.replayed;
             let event = &self.events[s];
             if new {
@@ -251,23 +254,24 @@ impl<'a> Grown<'a> {
                             let rf = self.stamp(options.sources[j]);
                             self.reread(s, rf)
                         };
-                        plans.extend(plan);
+                        forward.extend(plan);
                     }
                 }
             }
             if event.mem.writes() {
                 if new {
-                    plans.extend(self.backward(s, s, None));
+                    revisits.extend(self.backward(s, s, None));
                 } else if flagged.contains(&s) {
-                    plans.extend(self.backward(s, last, None));
+                    revisits.extend(self.backward(s, last, None));
                 }
             }
             if new {
-                plans.extend(self.take_over(s));
-                plans.extend(self.lock_first(s));
+                revisits.extend(self.take_over(s));
+                revisits.extend(self.lock_first(s));
             }
         }
-        plans
+        forward.append(&mut revisits);
+        forward
     }
 
     /// The stamp of the store an option names (event index plus one; 0 is
