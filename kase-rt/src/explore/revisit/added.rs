@@ -85,6 +85,11 @@ pub(super) struct Grown<'a> {
     /// Locations from this one on are mutexes: each lock and unlock a
     /// read-modify-write reading the mutex's previous operation.
     mutexes: usize,
+    /// Per stamp: its `porf` prefix as, per thread, how many of the
+    /// thread's events are in it (prefixes are closed under program order).
+    views: Vec<Vec<u32>>,
+    /// Per location: the stamps of the events that access it, ascending.
+    accesses: Vec<Vec<usize>>,
 }
 
 /// A read that now reads another store (`None`: the initial value).
@@ -217,7 +222,16 @@ impl<'a> Grown<'a> {
             replayed,
             added_max: plan.steps.iter().map(|step| step.maximal).collect(),
             mutexes,
+            views: Vec::new(),
+            accesses: Vec::new(),
         };
+        grown.views = grown.porf_views();
+        grown.accesses = vec![Vec::new(); grown.mo.len()];
+        for (s, event) in grown.events.iter().enumerate() {
+            if let Some(location) = event.mem.location() {
+                grown.accesses[location].push(s);
+            }
+        }
         for s in replayed..n {
             let maximal = match grown.events[s].mem.reads() {
                 Some(rf) => grown.latest_before(s, rf),
@@ -282,6 +296,32 @@ impl<'a> Grown<'a> {
 
     /// The events `porf`-before `of` (and `of`), with `reread` applied.
     fn prefix(&self, of: usize, reread: Option<Reread>) -> Vec<bool> {
+        // From the views: `of`'s own, or, if it reads another store, its
+        // other predecessors' and that store's.
+        let view = match reread {
+            None => Some(self.views[of].clone()),
+            Some(r) if r.at == of => {
+                let event = &self.events[of];
+                let mut view = vec![0u32; self.views[of].len()];
+                for p in event.before.into_iter().flatten().chain(r.rf) {
+                    for (mine, theirs) in view.iter_mut().zip(&self.views[p]) {
+                        *mine = (*mine).max(*theirs);
+                    }
+                }
+                let (t, k) = event.key;
+                view[t.index()] = view[t.index()].max(k + 1);
+                Some(view)
+            }
+            Some(_) => None,
+        };
+        if let Some(view) = view {
+            return (0..self.events.len())
+                .map(|x| {
+                    let (t, k) = self.events[x].key;
+                    view.get(t.index()).is_some_and(|&count| count > k)
+                })
+                .collect();
+        }
         let mut inside = vec![false; self.events.len()];
         let mut todo = vec![of];
         while let Some(s) = todo.pop() {
@@ -297,6 +337,60 @@ impl<'a> Grown<'a> {
             todo.extend(rf);
         }
         inside
+    }
+
+    /// Every event's `porf` prefix (`views`), computed once: each event's
+    /// after those it depends on (a revisited read's store comes later in
+    /// stamp order, so not in stamp order).
+    fn porf_views(&self) -> Vec<Vec<u32>> {
+        let threads = self
+            .events
+            .iter()
+            .map(|e| e.key.0.index() + 1)
+            .max()
+            .unwrap_or(0);
+        let depends_on = |s: usize| {
+            let event = &self.events[s];
+            event
+                .before
+                .into_iter()
+                .flatten()
+                .chain(event.mem.reads().flatten())
+        };
+        let mut views: Vec<Option<Vec<u32>>> = vec![None; self.events.len()];
+        for start in 0..self.events.len() {
+            let mut todo = vec![(start, false)];
+            while let Some((s, ready)) = todo.pop() {
+                if views[s].is_some() {
+                    continue;
+                }
+                if !ready {
+                    todo.push((s, true));
+                    todo.extend(
+                        depends_on(s)
+                            .filter(|&p| views[p].is_none())
+                            .map(|p| (p, false)),
+                    );
+                    continue;
+                }
+                let mut view = vec![0u32; threads];
+                for p in depends_on(s) {
+                    for (mine, theirs) in view.iter_mut().zip(views[p].iter().flatten()) {
+                        *mine = (*mine).max(*theirs);
+                    }
+                }
+                let (t, k) = self.events[s].key;
+                view[t.index()] = view[t.index()].max(k + 1);
+                views[s] = Some(view);
+            }
+        }
+        views.into_iter().map(Option::unwrap_or_default).collect()
+    }
+
+    /// Whether event `x` is in event `z`'s `porf` prefix.
+    fn depends(&self, z: usize, x: usize) -> bool {
+        let (t, k) = self.events[x].key;
+        self.views[z].get(t.index()).is_some_and(|&count| count > k)
     }
 
     /// Whether event `x`, to be deleted (or revisited: `r`) by a revisit
@@ -333,7 +427,7 @@ impl<'a> Grown<'a> {
         };
         !later
             .iter()
-            .any(|&z| z != w && z != x && z < kept.len() && kept[z] && !self.prefix(z, None)[x])
+            .any(|&z| z != w && z != x && z < kept.len() && kept[z] && !self.depends(z, x))
     }
 
     /// A store's backward revisits: each read of its location not in its
@@ -359,7 +453,8 @@ impl<'a> Grown<'a> {
         // what this one reads, only reads up to it may be revisited (one of
         // which must make room).
         let conflict = match mem {
-            Mem::Rmw { .. } => (0..=upto).find(|&b| {
+            Mem::Rmw { .. } => self.accesses[location].iter().copied().find(|&b| {
+                b <= upto &&
                 b != w
                     && matches!(self.events[b].mem, Mem::Rmw { location: l, rf } if l as usize == location && rf == own_rf)
             }),
@@ -379,9 +474,10 @@ impl<'a> Grown<'a> {
             _ => None,
         };
         let mut plans = Vec::new();
-        for r in 0..=conflict.unwrap_or(upto) {
+        let last = conflict.unwrap_or(upto);
+        for &r in self.accesses[location].iter().take_while(|&&r| r <= last) {
             let read = self.events[r].mem;
-            if r == w || prefix[r] || read.location() != Some(location) || read.reads().is_none() {
+            if r == w || prefix[r] || read.reads().is_none() {
                 continue;
             }
             if read.reads() == Some(Some(w)) {
@@ -406,9 +502,21 @@ impl<'a> Grown<'a> {
         if facts.cas.is_none() && !matches!(event.mem, Mem::Rmw { .. }) {
             return Vec::new();
         }
-        let mut taken: Vec<Option<usize>> = (0..e)
-            .filter_map(|b| match self.events[b].mem {
-                Mem::Rmw { location: l, rf } if l as usize == location => Some(rf),
+        // The store `s` a read-modify-write `b` took; if `b` would be in
+        // `e`'s prefix reading `s`, it stays, and two would read `s`.
+        let stays = |b: usize, s: Option<usize>| {
+            event
+                .before
+                .into_iter()
+                .flatten()
+                .chain(s)
+                .any(|p| p == b || self.depends(p, b))
+        };
+        let mut taken: Vec<Option<usize>> = self.accesses[location]
+            .iter()
+            .filter(|&&b| b < e)
+            .filter_map(|&b| match self.events[b].mem {
+                Mem::Rmw { rf, .. } if !stays(b, rf) => Some(rf),
                 _ => None,
             })
             .filter(|&s| Some(s) != event.mem.reads())
