@@ -653,4 +653,3 @@ fn the_revisit_explorer_takes_locks() {
     let (_, report) = explored(locked_relaxed_adds(8), false);
     assert_eq!(graphs(&report), 12_870, "{report}");
 }
-
