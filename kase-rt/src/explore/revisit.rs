@@ -15,7 +15,8 @@
 //! of plans, each the size of one graph.
 //!
 //! Replaying a plan runs its events in the order they were added, except
-//! that a revisited read waits for the store it reads. Stores and reads are
+//! that a revisited read waits for the store it reads, and a spin's yield
+//! for the write it waits for. Stores and reads are
 //! named by `(thread, index in thread)`, stable across executions.
 //!
 //! The programs it takes are those of atomics, fences, mutexes (`lock` and
@@ -104,7 +105,7 @@ impl Revisit {
 
     /// The thread of the first planned step that can run now, `None` when
     /// the plan ran out; an error if steps are left but none can run.
-    fn planned_thread(&mut self) -> Result<Option<ThreadIdx>, Stop> {
+    fn planned_thread(&mut self, point: &ChoicePoint<'_>) -> Result<Option<ThreadIdx>, Stop> {
         while self.cursor < self.plan.steps.len() && self.has_run(self.plan.steps[self.cursor].key)
         {
             self.cursor += 1;
@@ -121,6 +122,22 @@ impl Revisit {
                 if !self.has_run(source) {
                     continue; // a revisited read: waits for its store
                 }
+            }
+            if !point.enabled.contains(&t) {
+                // A spin's yield waits for a write to what it read, which
+                // may come later than in the run that added it (its next
+                // read was revisited): the write goes first.
+                let waits = point
+                    .execution
+                    .pending(t)
+                    .is_some_and(|a| a.kind == OpKind::Yield && a.object.is_some());
+                if waits {
+                    continue;
+                }
+                return Err(Stop::Diverged(format!(
+                    "re-running an execution graph, {t} could not take its next planned step: the \
+                     model depends on something other than the schedule"
+                )));
             }
             return Ok(Some(t));
         }
@@ -176,14 +193,8 @@ impl Scheduler for Revisit {
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
         let exec = point.execution;
         self.scan(exec.events());
-        let chosen = match self.planned_thread()? {
-            Some(t) if point.enabled.contains(&t) => t,
-            Some(t) => {
-                return Err(Stop::Diverged(format!(
-                    "re-running an execution graph, {t} could not take its next planned step: the \
-                     model depends on something other than the schedule"
-                )))
-            }
+        let chosen = match self.planned_thread(point)? {
+            Some(t) => t,
             None => point.enabled[0],
         };
         let action = exec.pending(chosen);

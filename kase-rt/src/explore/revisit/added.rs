@@ -64,6 +64,8 @@ struct Added {
     mem: Mem,
     /// It locks a mutex.
     lock: bool,
+    /// A spin's yield, waiting for the write it "reads" (not a choice).
+    waits: bool,
     /// Its `porf` predecessors other than the store it reads: the previous
     /// event of its thread, and its thread's spawn (a first event) or the
     /// joined thread's exit (a join).
@@ -155,6 +157,7 @@ impl<'a> Grown<'a> {
         let mutexes = weak.graph.mo.len();
         let mut mutex_of = HashMap::new();
         let mut previous_op: HashMap<usize, usize> = HashMap::new();
+        let (mut location_of, mut latest_write) = (HashMap::new(), HashMap::new());
         let mut last = HashMap::new();
         let events: Vec<Added> = order
             .iter()
@@ -179,7 +182,38 @@ impl<'a> Grown<'a> {
                     },
                     _ => Mem::Other,
                 };
+                if let (Some(object), Some(location)) = (action.object, mem.location()) {
+                    location_of.insert(object, location as u32);
+                    if mem.writes() {
+                        // The latest write, and the latest by another
+                        // thread than the one before it.
+                        let entry: &mut [Option<(usize, ThreadIdx)>; 2] =
+                            latest_write.entry(object).or_default();
+                        if entry[0].is_some_and(|(_, by)| by != t) {
+                            entry[1] = entry[0];
+                        }
+                        entry[0] = Some((stamp_of[i], t));
+                    }
+                }
                 let mem = match (action.kind, action.object) {
+                    // A spin's yield waits for another thread's write to
+                    // what it read: it depends on the latest such write.
+                    (OpKind::Yield, Some(object)) => {
+                        let write = latest_write.get(&object).and_then(|writes| {
+                            writes
+                                .iter()
+                                .flatten()
+                                .find(|(_, by)| *by != t)
+                                .map(|&(w, _)| w)
+                        });
+                        match (location_of.get(&object), write) {
+                            (Some(&location), Some(write)) => Mem::Read {
+                                location,
+                                rf: Some(write),
+                            },
+                            _ => mem,
+                        }
+                    }
                     (OpKind::Lock | OpKind::Unlock, Some(object))
                         if outcome.objects.get(object.0 as usize) == Some(&ObjectKind::Mutex) =>
                     {
@@ -195,6 +229,7 @@ impl<'a> Grown<'a> {
                 Added {
                     key: keys[i],
                     node: node_of[i],
+                    waits: action.kind == OpKind::Yield && mem.reads().is_some(),
                     mem,
                     lock: action.kind == OpKind::Lock
                         && mem.location().is_some_and(|l| l >= mutexes),
@@ -234,6 +269,7 @@ impl<'a> Grown<'a> {
         }
         for s in replayed..n {
             let maximal = match grown.events[s].mem.reads() {
+                _ if grown.events[s].waits => true,
                 Some(rf) => grown.latest_before(s, rf),
                 None => grown.latest_before(s, Some(s)),
             };
@@ -405,6 +441,9 @@ impl<'a> Grown<'a> {
             return false;
         }
         let event = &self.events[x];
+        if event.waits {
+            return true;
+        }
         let Some(location) = event.mem.location() else {
             return true;
         };
@@ -477,7 +516,7 @@ impl<'a> Grown<'a> {
         let last = conflict.unwrap_or(upto);
         for &r in self.accesses[location].iter().take_while(|&&r| r <= last) {
             let read = self.events[r].mem;
-            if r == w || prefix[r] || read.reads().is_none() {
+            if r == w || prefix[r] || read.reads().is_none() || self.events[r].waits {
                 continue;
             }
             if read.reads() == Some(Some(w)) {
