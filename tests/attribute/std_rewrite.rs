@@ -490,7 +490,7 @@ fn rc11_finds_the_stale_read_of_a_relaxed_flag() {
     t.join().unwrap();
 }
 
-/// …which sequential consistency, the default, cannot produce.
+/// …which sequential consistency, the opt-out, cannot produce.
 #[kase::test(memory_model = "sc")]
 fn sequential_consistency_does_not_produce_it() {
     use std::sync::atomic::AtomicBool;

@@ -14,6 +14,7 @@ use super::panic;
 use super::scheduler::{ChoicePoint, Fault, Limits, Outcome, Scheduler, Stop, WeakPoint};
 use super::thread::ThreadInterner;
 use super::watchdog::Watch;
+use super::weak::WeakMemory;
 use super::EXECUTION;
 
 /// The body every model thread runs: the user's closure, then its exit.
@@ -234,8 +235,8 @@ pub(crate) fn run(
             threads.resume(next);
         }
     });
-    let exec = exec.into_inner();
-    let weak = exec.weak.is_some().then(|| exec.weak_summary());
+    let mut exec = exec.into_inner();
+    let weak = exec.weak.take().map(WeakMemory::into_summary);
     let objects = exec.objects.iter().map(ObjectState::kind).collect();
     let owners = exec.objects.iter().map(ObjectState::owner).collect();
     let pending = exec

@@ -480,11 +480,7 @@ impl Execution {
             });
         let facts = NodeFacts {
             event,
-            written: if as_kind == OpKind::Load {
-                None
-            } else {
-                written
-            },
+            written,
             cas,
         };
         weak.push(
@@ -549,12 +545,14 @@ impl Execution {
             *slot = None;
         }
     }
+}
 
-    /// Reads-from and modification orders of the execution, by event.
-    pub(crate) fn weak_summary(&self) -> WeakSummary {
-        let weak = self.weak();
-        let event = |node: usize| weak.node_facts[node].event;
-        let rf = weak
+impl WeakMemory {
+    /// The execution's reads-from and modification orders, by event, and
+    /// its graph (taken, not copied: the execution is over).
+    pub(crate) fn into_summary(self) -> WeakSummary {
+        let event = |node: usize| self.node_facts[node].event;
+        let rf = self
             .graph
             .events
             .iter()
@@ -564,7 +562,7 @@ impl Execution {
                 _ => None,
             })
             .collect();
-        let mo = weak
+        let mo = self
             .graph
             .mo
             .iter()
@@ -573,14 +571,12 @@ impl Execution {
         WeakSummary {
             rf,
             mo,
-            graph: weak.graph.clone(),
-            initial: weak.initial.clone(),
-            nodes: weak.node_facts.clone(),
+            graph: self.graph,
+            initial: self.initial,
+            nodes: self.node_facts,
         }
     }
-}
 
-impl WeakMemory {
     /// Records a new node of `thread` (epoch `epoch`; its event in `facts`).
     fn push(
         &mut self,

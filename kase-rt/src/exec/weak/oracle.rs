@@ -175,22 +175,7 @@ impl Program {
             .collect();
         // A compare-exchange expects 0 or a value some plain write of its
         // location writes, so both success and failure are possible.
-        let plain: Vec<(u32, u64)> = threads
-            .iter()
-            .flatten()
-            .filter_map(|op| match *op {
-                Op::Store {
-                    location, value, ..
-                }
-                | Op::Swap {
-                    location, value, ..
-                }
-                | Op::Cas {
-                    location, value, ..
-                } => Some((location, value)),
-                _ => None,
-            })
-            .collect();
+        let plain = plain_writes(&threads);
         for op in threads.iter_mut().flatten() {
             if let Op::Cas {
                 location,
@@ -212,10 +197,46 @@ impl Program {
         Program { locations, threads }
     }
 
+    /// Each store, swap and compare-exchange: its location and the value
+    /// it writes.
+    pub(super) fn plain_writes(&self) -> Vec<(u32, u64)> {
+        plain_writes(&self.threads)
+    }
+
     /// The number of operations.
     pub(super) fn len(&self) -> usize {
         self.threads.iter().map(Vec::len).sum()
     }
+}
+
+/// Each store, swap and compare-exchange of `threads`: its location and
+/// the value it writes (a `fetch_add`'s depends on what it reads).
+fn plain_writes(threads: &[Vec<Op>]) -> Vec<(u32, u64)> {
+    threads
+        .iter()
+        .flatten()
+        .filter_map(|op| match *op {
+            Op::Store {
+                location, value, ..
+            }
+            | Op::Swap {
+                location, value, ..
+            }
+            | Op::Cas {
+                location, value, ..
+            } => Some((location, value)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A number from environment variable `name`, else `default` (the
+/// differential tests' knobs).
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// A readable listing: one line per thread, `x`, `y`, `z` for locations.

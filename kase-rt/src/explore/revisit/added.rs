@@ -330,49 +330,29 @@ impl<'a> Grown<'a> {
         numbered.checked_sub(1).map(|event| self.stamp_of[event])
     }
 
-    /// The events `porf`-before `of` (and `of`), with `reread` applied.
-    fn prefix(&self, of: usize, reread: Option<Reread>) -> Vec<bool> {
-        // From the views: `of`'s own, or, if it reads another store, its
-        // other predecessors' and that store's.
-        let view = match reread {
-            None => Some(self.views[of].clone()),
-            Some(r) if r.at == of => {
+    /// The events `porf`-before `of` (and `of`), with `of` reading `rf`
+    /// instead of its store if given.
+    fn prefix(&self, of: usize, rf: Option<Option<usize>>) -> Vec<bool> {
+        let view = match rf {
+            None => self.views[of].clone(),
+            // Its other predecessors' views and the other store's.
+            Some(rf) => {
                 let event = &self.events[of];
                 let mut view = vec![0u32; self.views[of].len()];
-                for p in event.before.into_iter().flatten().chain(r.rf) {
-                    for (mine, theirs) in view.iter_mut().zip(&self.views[p]) {
-                        *mine = (*mine).max(*theirs);
-                    }
+                for p in event.before.into_iter().flatten().chain(rf) {
+                    join(&mut view, &self.views[p]);
                 }
                 let (t, k) = event.key;
                 view[t.index()] = view[t.index()].max(k + 1);
-                Some(view)
+                view
             }
-            Some(_) => None,
         };
-        if let Some(view) = view {
-            return (0..self.events.len())
-                .map(|x| {
-                    let (t, k) = self.events[x].key;
-                    view.get(t.index()).is_some_and(|&count| count > k)
-                })
-                .collect();
-        }
-        let mut inside = vec![false; self.events.len()];
-        let mut todo = vec![of];
-        while let Some(s) = todo.pop() {
-            if std::mem::replace(&mut inside[s], true) {
-                continue;
-            }
-            let event = &self.events[s];
-            todo.extend(event.before.iter().flatten());
-            let rf = match reread {
-                Some(r) if r.at == s => r.rf,
-                _ => event.mem.reads().flatten(),
-            };
-            todo.extend(rf);
-        }
-        inside
+        (0..self.events.len())
+            .map(|x| {
+                let (t, k) = self.events[x].key;
+                view.get(t.index()).is_some_and(|&count| count > k)
+            })
+            .collect()
     }
 
     /// Every event's `porf` prefix (`views`), computed once: each event's
@@ -411,9 +391,7 @@ impl<'a> Grown<'a> {
                 }
                 let mut view = vec![0u32; threads];
                 for p in depends_on(s) {
-                    for (mine, theirs) in view.iter_mut().zip(views[p].iter().flatten()) {
-                        *mine = (*mine).max(*theirs);
-                    }
+                    join(&mut view, views[p].as_deref().unwrap_or_default());
                 }
                 let (t, k) = self.events[s].key;
                 view[t.index()] = view[t.index()].max(k + 1);
@@ -480,7 +458,7 @@ impl<'a> Grown<'a> {
         let Some(location) = self.events[w].mem.location().filter(|&l| l < self.mutexes) else {
             return Vec::new();
         };
-        let prefix = self.prefix(w, reread);
+        let prefix = self.prefix(w, reread.map(|r| r.rf));
         // What it is with its own read changed (a compare-exchange may then
         // succeed).
         let mem = match reread {
@@ -582,30 +560,22 @@ impl<'a> Grown<'a> {
             return Vec::new();
         };
         let location = location as usize;
-        if location < self.mutexes || !self.is_lock(l) {
+        if location < self.mutexes || !self.events[l].lock {
             return Vec::new();
         }
         let mut plans = Vec::new();
-        for k in (0..l).filter(|&k| self.is_lock(k)) {
-            let Mem::Rmw { location: at, rf } = self.events[k].mem else {
+        for &k in self.accesses[location].iter().take_while(|&&k| k < l) {
+            let (true, Mem::Rmw { rf, .. }) = (self.events[k].lock, self.events[k].mem) else {
                 continue;
             };
-            if at as usize != location {
-                continue;
-            }
             let reread = Reread { at: l, rf };
-            let prefix = self.prefix(l, Some(reread));
+            let prefix = self.prefix(l, Some(rf));
             if prefix[k] {
                 continue;
             }
             plans.extend(self.replace(k, l, &prefix, reread));
         }
         plans
-    }
-
-    /// Whether event `x` locks a mutex.
-    fn is_lock(&self, x: usize) -> bool {
-        self.events[x].lock
     }
 
     /// Lock `k` replaced by the new lock `l` (`reread`): as a revisit, but
@@ -906,6 +876,13 @@ impl<'a> Grown<'a> {
             .filter_map(|(a, b)| Some((*by_node.get(a)?, *by_node.get(b)?)))
             .collect();
         consistency::check(&graph).is_ok()
+    }
+}
+
+/// Widens `view` to include `other` (per thread, the longer prefix).
+fn join(view: &mut [u32], other: &[u32]) {
+    for (mine, theirs) in view.iter_mut().zip(other) {
+        *mine = (*mine).max(*theirs);
     }
 }
 

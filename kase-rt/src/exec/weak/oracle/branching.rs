@@ -15,11 +15,11 @@
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::run::perform;
-use super::{Op, Program, Rng};
+use super::run::{explore_threads, perform};
+use super::{env, Op, Program, Rng};
 use crate::sync::atomic::AtomicU64;
 use crate::sync::{Arc, Mutex};
-use crate::{Builder, MemoryModel, Report, Strategy};
+use crate::{Report, Strategy};
 
 /// One step of a generated thread.
 #[derive(Clone, Debug)]
@@ -58,23 +58,7 @@ impl Branching {
     /// thread, or the rest reversed and without its first operation).
     fn generate(rng: &mut Rng) -> Branching {
         let program = Program::generate(rng);
-        let writes: Vec<(u32, u64)> = program
-            .threads
-            .iter()
-            .flatten()
-            .filter_map(|op| match *op {
-                Op::Store {
-                    location, value, ..
-                }
-                | Op::Swap {
-                    location, value, ..
-                }
-                | Op::Cas {
-                    location, value, ..
-                } => Some((location, value)),
-                _ => None,
-            })
-            .collect();
+        let writes = program.plain_writes();
         let threads: Vec<Vec<Step>> = program
             .threads
             .iter()
@@ -209,44 +193,23 @@ fn run_steps(cells: &Arc<Vec<AtomicU64>>, lock: &Arc<Mutex<()>>, steps: &[Step])
 
 /// Every outcome of `program` under RC11 with `strategy`, and the report.
 fn explore(program: &Branching, strategy: Strategy, cap: u64) -> (BTreeSet<Vec<u64>>, Report) {
-    let seen = std::sync::Mutex::new(BTreeSet::new());
-    let report = Builder::new()
-        .memory_model(MemoryModel::Rc11)
-        .strategy(strategy)
-        .max_executions(cap)
-        .explore(|| {
-            // A Relaxed load: graphs from the first execution on.
-            AtomicU64::new(0).load(Relaxed);
-            let cells: Arc<Vec<AtomicU64>> =
-                Arc::new((0..program.locations).map(|_| AtomicU64::new(0)).collect());
-            let lock = Arc::new(Mutex::new(()));
-            let handles: Vec<_> = program
-                .threads
-                .iter()
-                .map(|steps| {
-                    let (cells, lock, steps) = (cells.clone(), lock.clone(), steps.clone());
-                    crate::thread::spawn(move || run_steps(&cells, &lock, &steps))
-                })
-                .collect();
-            let mut outcome: Vec<u64> = handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap())
-                .collect();
-            outcome.extend(cells.iter().map(|c| c.load(Relaxed)));
-            let first = outcome[outcome.len() - program.locations as usize];
-            seen.lock().unwrap().insert(outcome);
+    let run = |cells: &Arc<Vec<AtomicU64>>, lock: &Arc<Mutex<()>>, steps: Vec<Step>| {
+        run_steps(cells, lock, &steps)
+    };
+    let locations = program.locations as usize;
+    let threads = &program.threads;
+    explore_threads(
+        program.locations,
+        threads,
+        strategy,
+        Some(cap),
+        run,
+        |outcome| {
             if let Some(boom) = program.boom {
-                assert_ne!(first, boom, "boom");
+                assert_ne!(outcome[outcome.len() - locations], boom, "boom");
             }
-        });
-    (seen.into_inner().unwrap(), report)
-}
-
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+        },
+    )
 }
 
 #[test]

@@ -5,43 +5,75 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::{Op, Program};
 use crate::sync::atomic::{fence, AtomicU64};
-use crate::sync::Arc;
+use crate::sync::{Arc, Mutex};
 use crate::{Builder, MemoryModel, Report, Strategy};
 
 /// Every outcome kase's RC11 exploration of `program` with `strategy`
 /// produces (as the oracle defines them), and its report.
 pub(super) fn explore(program: &Program, strategy: Strategy) -> (BTreeSet<Vec<u64>>, Report) {
+    let perform_all = |cells: &Arc<Vec<AtomicU64>>, _: &Arc<Mutex<()>>, ops: Vec<Op>| {
+        ops.iter().filter_map(|&op| perform(cells, op)).collect()
+    };
+    let threads = &program.threads;
+    explore_threads(
+        program.locations,
+        threads,
+        strategy,
+        None,
+        perform_all,
+        |_| {},
+    )
+}
+
+/// One spawned thread of a generated model: given the shared atomics, the
+/// mutex and its part, it returns what it read.
+pub(super) type ThreadBody<T> = fn(&Arc<Vec<AtomicU64>>, &Arc<Mutex<()>>, T) -> Vec<u64>;
+
+/// Explores under RC11 with `strategy` (at most `cap` executions) a model
+/// whose main thread makes `locations` atomics (all 0) and a mutex,
+/// spawns one thread per part running `body` (which returns what it read),
+/// joins them and loads every location; `check` sees each outcome (the
+/// threads' reads in order, then the final values) and may panic. Returns
+/// every outcome and the report.
+pub(super) fn explore_threads<T: Clone + Send + Sync + 'static>(
+    locations: u32,
+    threads: &[T],
+    strategy: Strategy,
+    cap: Option<u64>,
+    body: ThreadBody<T>,
+    check: impl Fn(&[u64]) + Sync,
+) -> (BTreeSet<Vec<u64>>, Report) {
     let seen = std::sync::Mutex::new(BTreeSet::new());
-    let report = Builder::new()
+    let mut builder = Builder::new()
         .memory_model(MemoryModel::Rc11)
-        .strategy(strategy)
-        .explore(|| {
-            // A Relaxed load of a location nothing stores to: it makes kase
-            // explore execution graphs from the first execution on even if
-            // every operation of the program is SeqCst (it reads the initial
-            // value, always: no graph more, no outcome changed).
-            AtomicU64::new(0).load(Relaxed);
-            let cells: Arc<Vec<AtomicU64>> =
-                Arc::new((0..program.locations).map(|_| AtomicU64::new(0)).collect());
-            let handles: Vec<_> = program
-                .threads
-                .iter()
-                .map(|ops| {
-                    let (cells, ops) = (cells.clone(), ops.clone());
-                    crate::thread::spawn(move || {
-                        ops.iter()
-                            .filter_map(|&op| perform(&cells, op))
-                            .collect::<Vec<u64>>()
-                    })
-                })
-                .collect();
-            let mut outcome: Vec<u64> = handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap())
-                .collect();
-            outcome.extend(cells.iter().map(|c| c.load(Relaxed)));
-            seen.lock().unwrap().insert(outcome);
-        });
+        .strategy(strategy);
+    if let Some(cap) = cap {
+        builder = builder.max_executions(cap);
+    }
+    let report = builder.explore(|| {
+        // A Relaxed load of a location nothing stores to: it makes kase
+        // explore execution graphs from the first execution on even if
+        // every operation of the program is SeqCst (it reads the initial
+        // value, always: no graph more, no outcome changed).
+        AtomicU64::new(0).load(Relaxed);
+        let cells: Arc<Vec<AtomicU64>> =
+            Arc::new((0..locations).map(|_| AtomicU64::new(0)).collect());
+        let lock = Arc::new(Mutex::new(()));
+        let handles: Vec<_> = threads
+            .iter()
+            .map(|part| {
+                let (cells, lock, part) = (cells.clone(), lock.clone(), part.clone());
+                crate::thread::spawn(move || body(&cells, &lock, part))
+            })
+            .collect();
+        let mut outcome: Vec<u64> = handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
+        outcome.extend(cells.iter().map(|c| c.load(Relaxed)));
+        seen.lock().unwrap().insert(outcome.clone());
+        check(&outcome);
+    });
     (seen.into_inner().unwrap(), report)
 }
 

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use super::graphs::{candidates, consistent_graphs, Graphs};
 use super::run::explore;
-use super::{Op, Program, Rng};
+use super::{env, Op, Program, Rng};
 use crate::Strategy;
 
 const X: u32 = 0;
@@ -185,13 +185,6 @@ fn hex(outcomes: &[&Vec<u64>]) -> String {
         })
         .collect();
     format!("{{{}}}", shown.join(" "))
-}
-
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 #[test]
