@@ -190,6 +190,11 @@ fn preemption_marks_stay_on_the_rows_of_the_preempting_thread() {
         );
         t.join().unwrap();
     });
+    // The receiver, dropped while main unwinds, locks the channel without
+    // peeking; it still cannot run inside the sender's sections (it waits
+    // for their lock), so peeking stays on.
+    assert!(report.peeking(), "{:?}", report.warnings());
+    assert_eq!(report.discarded_executions(), 0);
     let failure = user_only(&report);
     let text = failure.to_string();
     let rows = rows(&text);

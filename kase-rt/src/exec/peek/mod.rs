@@ -90,7 +90,6 @@ pub(crate) struct Section {
     pub end: Option<usize>,
     /// Its thread's happens-before clock at the end.
     pub release: VectorClock,
-    pub lock_location: &'static Location<'static>,
 }
 
 /// Who made an access.
@@ -115,23 +114,90 @@ pub(crate) struct Sections {
     pub all: Vec<Section>,
 }
 
+/// An access as a violation message names it.
+pub(crate) struct Site {
+    /// What it touched: `mutex#2`, or `channel#2` for a shim's own lock.
+    pub what: String,
+    /// The user's call it was part of (`recv`), if a shim made it.
+    pub call: Option<&'static str>,
+    /// Where: the user's line (of the call, if any).
+    pub location: &'static Location<'static>,
+}
+
 /// Why the execution stopped trusting peeking, in words. `lock` names the
-/// section's lock (`"mutex"` or `"RwLock"`).
+/// section's lock (`"mutex"` or `"RwLock"`); `thread` made `access`, which
+/// `locked` (the section's lock operation) should have kept out.
 pub(crate) fn violation_message(
     section: &Section,
     lock: &str,
-    other: (ThreadIdx, &'static Location<'static>),
-    object: &str,
+    thread: ThreadIdx,
+    access: &Site,
+    locked: &Site,
 ) -> String {
-    let (locked, shared) = if section.shared {
+    let (mode, shared) = if section.shared {
         ("read-locked", " (readers may hold it together)")
     } else {
         ("locked", "")
     };
+    let access_call = access
+        .call
+        .map(|c| format!(" (in {c})"))
+        .unwrap_or_default();
+    // A shim's own lock is named by what the user holds: the channel.
+    let (lock, locked_call) = match locked.call {
+        Some(call) => (format!("{}'s lock", locked.what), format!(" in its {call}")),
+        None => (format!("the {lock}"), String::new()),
+    };
     format!(
-        "{} accessed {object} at {} without holding the {lock} {locked} at {} by {}{shared}, and \
-         nothing else orders the two: another thread could run in the middle of that critical \
-         section",
-        other.0, other.1, section.lock_location, section.thread
+        "{thread} accessed {}{access_call} at {} without holding {lock} {mode} at {} by \
+         {}{locked_call}{shared}, and nothing else orders the two: another thread could run in \
+         the middle of that critical section",
+        access.what, access.location, locked.location, section.thread
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_violation_inside_a_shim_names_the_users_calls_and_lines() {
+        let section = Section {
+            thread: ThreadIdx(1),
+            lock: ObjectIdx(2),
+            shared: false,
+            start: 0,
+            end: None,
+            release: VectorClock::new(),
+        };
+        let (sent, received) = (Location::caller(), Location::caller());
+        let access = Site {
+            what: "channel#2".into(),
+            call: Some("recv"),
+            location: received,
+        };
+        let locked = Site {
+            what: "channel#2".into(),
+            call: Some("send"),
+            location: sent,
+        };
+        let m = violation_message(&section, "mutex", ThreadIdx::MAIN, &access, &locked);
+        assert!(
+            m.starts_with(&format!(
+                "main accessed channel#2 (in recv) at {received} without holding channel#2's lock \
+                 locked at {sent} by thread 1 in its send,"
+            )),
+            "{m}"
+        );
+        let plain = Site {
+            what: "mutex#2".into(),
+            call: None,
+            location: sent,
+        };
+        let m = violation_message(&section, "mutex", ThreadIdx::MAIN, &plain, &plain);
+        assert!(
+            m.contains("accessed mutex#2 at ") && m.contains("without holding the mutex locked"),
+            "{m}"
+        );
+    }
 }

@@ -121,7 +121,6 @@ impl Execution {
                     start: at,
                     end: None,
                     release: VectorClock::new(),
-                    lock_location: self.events[at].location,
                 });
                 Some(self.sections.all.len() - 1)
             }
@@ -143,11 +142,28 @@ impl Execution {
                 shared: part.shared,
             }
         });
+        // A blocking acquisition runs only when no section that excludes it
+        // holds its lock: it comes after such a section's whole pure part,
+        // never in its middle (its dependence on the part's start is that).
+        // Not a try-lock, which could run in the middle and fail there.
+        let acquiring = match action.kind {
+            OpKind::Lock => Some(Hold {
+                lock: object,
+                shared: false,
+            }),
+            OpKind::SharedLock => Some(Hold {
+                lock: object,
+                shared: true,
+            }),
+            _ => None,
+        };
         for tag in direct {
             let mut violation = None;
             if let Some(s) = tag.section {
                 let other = &self.sections.all[s];
-                if mine.is_some_and(|m| m.excludes(other.lock, other.shared)) {
+                if acquiring.is_some_and(|a| a.excludes(other.lock, other.shared)) {
+                    // After the whole part, by the lock itself.
+                } else if mine.is_some_and(|m| m.excludes(other.lock, other.shared)) {
                     // Rule R: after the whole other part, which released.
                     let release = other.release.clone();
                     self.thread_mut(t).hb.acquire(&release);
@@ -166,7 +182,7 @@ impl Execution {
                             || before.get(other.thread) >= self.events[e].clock.get(other.thread)
                     });
                     if !ordered {
-                        violation = Some((s, t, self.events[at].location));
+                        violation = Some((s, t, at));
                     }
                 }
             }
@@ -179,24 +195,46 @@ impl Execution {
                 if !in_section
                     && start.get(tag.thread) < self.events[tag.event].clock.get(tag.thread)
                 {
-                    violation = Some((s, tag.thread, self.events[tag.event].location));
+                    violation = Some((s, tag.thread, tag.event));
                 }
             }
-            if let Some((s, thread, location)) = violation {
+            if let Some((s, thread, event)) = violation {
                 if self.peek_violation.is_none() {
-                    let what = format!("{:?}#{}", self.objects[object.0 as usize].kind(), object.0)
-                        .to_ascii_lowercase();
                     let section = &self.sections.all[s];
                     let lock = match self.objects[section.lock.0 as usize].kind() {
                         ObjectKind::RwLock => "RwLock",
                         _ => "mutex",
                     };
-                    let reason = super::violation_message(section, lock, (thread, location), &what);
+                    let access = self.user_site(event, object);
+                    let locked = self.user_site(section.start, section.lock);
+                    let reason = super::violation_message(section, lock, thread, &access, &locked);
                     self.peek_violation = Some(reason);
                 }
             }
         }
         section
+    }
+
+    /// Event `event` on `object` as the user sees it: inside a shim's call,
+    /// the call at the user's line (`channel#2`, in `recv`), never a line of
+    /// kase's own source.
+    fn user_site(&self, event: usize, object: ObjectIdx) -> super::Site {
+        let e = &self.events[event];
+        let kind = |o: ObjectIdx| {
+            format!("{:?}#{}", self.objects[o.0 as usize].kind(), o.0).to_ascii_lowercase()
+        };
+        match e.call.as_deref() {
+            Some(call) => super::Site {
+                what: format!("{}#{}", call.noun, call.object.unwrap_or(object).0),
+                call: Some(call.name),
+                location: call.location,
+            },
+            None => super::Site {
+                what: kind(object),
+                call: None,
+                location: e.location,
+            },
+        }
     }
 
     /// Bookkeeping after the access `at` ran: the pure part's steps and end,
