@@ -286,6 +286,8 @@ fn progress_events_come_every_few_seconds_even_with_kase_progress_off() {
         assert!(event.u64("per_second") > 0, "{event:#?}");
         assert!(event.u64("depth") > 0 && event.u64("depth") <= event.u64("max_depth"));
         assert!(event.get("test").is_none());
+        let explored = event.f64("explored");
+        assert!((0.0..=1.0).contains(&explored), "{event:#?}");
         assert!(
             event.text("message").contains(" executions (")
                 && event.text("message").contains("elapsed"),

@@ -59,14 +59,23 @@ fn kase_progress_1_prints_progress_and_a_summary_per_exploration() {
         .filter(|l| {
             l.starts_with("kase [progress::big]: ")
                 && !l.contains(": done: ")
-                && l.ends_with(" elapsed")
+                && l.contains(" elapsed")
         })
         .collect();
     assert!(!progress.is_empty(), "a progress line after 1 s:\n{stderr}");
     assert!(
         progress[0].contains(" executions (")
             && progress[0].contains("/s), 0 sleep-set-blocked, depth ")
-            && progress[0].ends_with(" elapsed"),
+            && progress[0].contains(" elapsed"),
+        "{stderr}"
+    );
+    // How far it got, estimated from the search tree: the part explored,
+    // the executions in all and the time left.
+    let estimate = progress.last().unwrap();
+    assert!(
+        estimate.contains("% explored (estimate: ~")
+            && estimate.contains(" executions in all, ~")
+            && estimate.ends_with(" left)"),
         "{stderr}"
     );
     // Once, what to do about it: here, the budget that will stop it.
@@ -106,7 +115,7 @@ fn kase_progress_0_prints_no_lines() {
     let stderr = run_child("kase_progress_0_prints_no_lines", "0");
     assert!(
         !stderr.lines().any(|l| l.starts_with("kase [")
-            && (l.ends_with(" elapsed")
+            && (l.contains(" elapsed")
                 || l.contains(": done: ")
                 || l.contains(": still exploring: "))),
         "no progress, hint or summary lines:\n{stderr}"

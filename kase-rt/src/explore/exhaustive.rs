@@ -259,6 +259,13 @@ impl Explorer for Dfs {
     fn redundant(&self) -> u64 {
         self.redundant
     }
+
+    fn explored(&self) -> Option<f64> {
+        // After `advance`, each frame's `next` options are behind it.
+        Some(super::estimate::explored(
+            self.frames.iter().map(|f| (f.next, f.options.len() as f64)),
+        ))
+    }
 }
 
 /// Whether a re-run reached the recorded choice point `depth` (`frame`) with

@@ -11,6 +11,7 @@
 
 mod canonical;
 mod determinism;
+mod estimate;
 mod exhaustive;
 mod minimize;
 mod por;
@@ -164,6 +165,12 @@ pub(crate) trait Explorer: Scheduler {
     /// exploration then covers only the executions within the bound.
     fn pruned(&self) -> bool {
         false
+    }
+
+    /// The part of the exploration done, between 0 and 1, estimated from
+    /// the search tree (`estimate.rs`); `None` for explorers without one.
+    fn explored(&self) -> Option<f64> {
+        None
     }
 
     /// Why the model is outside what this explorer takes, once it found

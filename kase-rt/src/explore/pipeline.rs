@@ -89,11 +89,14 @@ fn replay(runner: &mut Runner<'_>, schedule: &Schedule, progress: &mut Progress)
     let mut report = Report::empty();
     let (failure, replay) = runner.replay(schedule);
     report.executions = 1;
-    progress.tick(Counts {
-        executions: 1,
-        sleep_set_blocked: 0,
-        depth: replay.steps(),
-    });
+    progress.tick(
+        Counts {
+            executions: 1,
+            sleep_set_blocked: 0,
+            depth: replay.steps(),
+        },
+        &|| None,
+    );
     report.complete = failure.is_none();
     report.failure = failure;
     report
@@ -128,11 +131,12 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
             let (failure, replay) = runner.replay(&entry.schedule);
             report.replayed += 1;
             report.executions += 1;
-            progress.tick(Counts {
+            let counts = Counts {
                 executions: report.executions,
                 sleep_set_blocked: 0,
                 depth: replay.steps(),
-            });
+            };
+            progress.tick(counts, &|| None);
             let recorded = if entry.comment.is_empty() {
                 String::new()
             } else {

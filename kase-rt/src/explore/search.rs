@@ -96,11 +96,14 @@ pub(super) fn explore(
             runner.reclaim(outcome);
             break;
         }
-        progress.tick(Counts {
-            executions: report.executions,
-            sleep_set_blocked: explorer.redundant(),
-            depth: outcome.events.len(),
-        });
+        progress.tick(
+            Counts {
+                executions: report.executions,
+                sleep_set_blocked: explorer.redundant(),
+                depth: outcome.events.len(),
+            },
+            &|| explorer.explored(),
+        );
         if let Err(message) = &next {
             if outcome.fault.is_none() {
                 outcome.fault = Some(exec::Fault::Divergence {

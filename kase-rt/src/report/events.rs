@@ -26,6 +26,8 @@ pub(crate) struct Snapshot {
     pub depth: usize,
     pub max_depth: usize,
     pub elapsed: Duration,
+    /// The part of the exploration done, as the explorer estimates it.
+    pub explored: Option<f64>,
 }
 
 /// The numbers of the summary at the end of an exploration.
@@ -64,6 +66,7 @@ pub(crate) fn progress(test: Option<&str>, s: &Snapshot, line: &str) {
         depth = s.depth as u64,
         max_depth = s.max_depth as u64,
         elapsed_secs = s.elapsed.as_secs_f64(),
+        explored = s.explored,
         "{line}"
     );
 }

@@ -99,8 +99,10 @@ impl Progress {
         }
     }
 
-    /// After each execution.
-    pub(crate) fn tick(&mut self, counts: Counts) {
+    /// After each execution; `explored` estimates the part of the
+    /// exploration done (asked only when a line is due: it walks the
+    /// explorer's path).
+    pub(crate) fn tick(&mut self, counts: Counts, explored: &dyn Fn() -> Option<f64>) {
         self.max_depth = self.max_depth.max(counts.depth);
         let lines = self.mode != Some(false);
         if !(lines || events::ENABLED) || counts.executions % CHECK_EVERY != 0 {
@@ -114,6 +116,7 @@ impl Progress {
             depth: counts.depth,
             max_depth: self.max_depth,
             elapsed: now - self.start,
+            explored: explored(),
         };
         if events::ENABLED {
             if let Some(rate) = self.events.due(now, counts.executions) {
@@ -173,14 +176,74 @@ impl Progress {
 /// A progress line without its label.
 fn progress_line(s: &Snapshot) -> String {
     format!(
-        "{} ({}/s), {} sleep-set-blocked, depth {} (max {}), {:.1?} elapsed",
+        "{} ({}/s), {} sleep-set-blocked, depth {} (max {}), {:.1?} elapsed{}",
         executions(s.executions),
         rate(s.per_second),
         thousands(s.sleep_set_blocked),
         s.depth,
         s.max_depth,
-        s.elapsed
+        s.elapsed,
+        s.explored
+            .map(|part| estimate(part, s.executions, s.elapsed))
+            .unwrap_or_default()
     )
+}
+
+/// `; ~3% explored (estimate: ~40,000 executions in all, ~2min left)`, from
+/// the part the explorer thinks it explored after `executions` in
+/// `elapsed`; empty while it has no idea (nothing behind it yet).
+fn estimate(part: f64, executions: u64, elapsed: Duration) -> String {
+    if part.is_nan() || part <= 0.0 {
+        return String::new();
+    }
+    let part = part.min(1.0);
+    let percent = match part * 100.0 {
+        p if p < 0.1 => "<0.1%".to_owned(),
+        p if p < 10.0 => format!("{p:.1}%"),
+        p => format!("{p:.0}%"),
+    };
+    let total = executions as f64 / part;
+    let left = elapsed.as_secs_f64() * (1.0 - part) / part;
+    format!(
+        "; ~{percent} explored (estimate: ~{} executions in all, ~{} left)",
+        approximately(total),
+        span(left)
+    )
+}
+
+/// A large count, roughly: `40,000`, `3.2 million`, `1e15`.
+fn approximately(n: f64) -> String {
+    match n {
+        n if n < 1e6 => thousands(n.round() as u64),
+        n if n < 1e9 => format!("{:.1} million", n / 1e6),
+        n if n < 1e12 => format!("{:.1} billion", n / 1e9),
+        n => format!("{n:.0e}"),
+    }
+}
+
+/// A duration in seconds, roughly, in the largest unit that fits.
+fn span(secs: f64) -> String {
+    const UNITS: [(f64, &str); 5] = [
+        (365.0 * 86_400.0, "years"),
+        (86_400.0, "days"),
+        (3_600.0, "h"),
+        (60.0, "min"),
+        (1.0, "s"),
+    ];
+    if secs >= 1e4 * UNITS[0].0 {
+        return "more than 10,000 years".to_owned();
+    }
+    let (unit, name) = UNITS
+        .iter()
+        .copied()
+        .find(|&(unit, _)| secs >= unit)
+        .unwrap_or((1.0, "s"));
+    let value = secs / unit;
+    if value < 10.0 {
+        format!("{value:.1}{}{name}", if name.len() > 3 { " " } else { "" })
+    } else {
+        format!("{value:.0}{}{name}", if name.len() > 3 { " " } else { "" })
+    }
 }
 
 fn executions(n: u64) -> String {
@@ -266,6 +329,27 @@ mod tests {
             "{h}"
         );
         assert!(h.contains("peeking is off"), "{h}");
+    }
+
+    #[test]
+    fn estimates_say_how_much_is_left_roughly() {
+        let minute = Duration::from_secs(60);
+        assert_eq!(estimate(0.0, 100, minute), "");
+        assert_eq!(
+            estimate(0.25, 1_000, minute),
+            "; ~25% explored (estimate: ~4,000 executions in all, ~3.0min left)"
+        );
+        let tiny = estimate(1e-9, 1_000_000, minute);
+        assert!(
+            tiny.starts_with("; ~<0.1% explored (estimate: ~1e15 executions in all, ~"),
+            "{tiny}"
+        );
+        assert!(tiny.ends_with(" years left)"), "{tiny}");
+        assert_eq!(span(30.0), "30s");
+        assert_eq!(span(5_400.0), "1.5h");
+        assert_eq!(span(3.0 * 86_400.0), "3.0 days");
+        assert_eq!(span(1e15), "more than 10,000 years");
+        assert_eq!(approximately(3.2e6), "3.2 million");
     }
 
     #[test]

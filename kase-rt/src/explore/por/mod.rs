@@ -114,6 +114,9 @@ pub(crate) struct Por {
     stats: Counters,
     /// The exploration's deadline, checked while computing alternatives.
     budget: budget::Budget,
+    /// Branches of the finished nodes, per depth, for the progress
+    /// estimate.
+    shape: super::estimate::Shape,
     // One execution at a time.
     /// What the current execution follows: a prefix to replay, a clue.
     plan: Plan,
@@ -132,6 +135,7 @@ impl Por {
             conflict_cache: Default::default(),
             stats: Counters::default(),
             budget: budget::Budget::default(),
+            shape: Default::default(),
             plan: Plan::default(),
             run: CurrentRun::default(),
         }
@@ -515,6 +519,8 @@ impl Explorer for Por {
                 return Ok(true);
             }
             let node = self.tree.nodes.pop().expect("non-empty");
+            let children = node.added.len() + usize::from(node.event.is_some());
+            self.shape.finished(self.tree.nodes.len(), children);
             for e in node.added {
                 self.remove_from_d(e);
             }
@@ -537,5 +543,16 @@ impl Explorer for Por {
 
     fn peak_events(&self) -> Option<usize> {
         Some(self.stats.peak_events)
+    }
+
+    fn explored(&self) -> Option<f64> {
+        // After `advance`, each node's added units are the branches behind
+        // it; how many it will have is known only for finished nodes.
+        Some(super::estimate::explored(
+            self.tree.nodes.iter().enumerate().map(|(depth, node)| {
+                let done = node.added.len();
+                (done, self.shape.width(depth, done))
+            }),
+        ))
     }
 }
