@@ -278,10 +278,12 @@ pub(crate) fn thousands(n: u64) -> String {
 }
 
 /// What to do about an exploration that runs long, given its budgets
-/// (`max_executions`, `max_duration`) and whether peeking is on.
+/// (`max_executions`, `max_duration`), its preemption bound and whether
+/// peeking is on.
 pub(crate) fn hint(
     max_executions: Option<u64>,
     max_duration: Option<Duration>,
+    preemption_bound: Option<usize>,
     peeking: bool,
 ) -> String {
     let mut hint = match (max_executions, max_duration) {
@@ -302,6 +304,12 @@ pub(crate) fn hint(
             )
         }
     };
+    if preemption_bound.is_none() {
+        hint.push_str(
+            "; a preemption bound (Builder::preemption_bound(2), KASE_MAX_PREEMPTIONS=2) explores \
+             every execution with few preemptions, where most bugs show, and can finish",
+        );
+    }
     if !peeking {
         hint.push_str(
             "; critical-section peeking is off: turning it on (Builder::peeking(true), \
@@ -322,8 +330,12 @@ mod tests {
 
     #[test]
     fn hints_name_the_budget_or_how_to_set_one() {
-        assert!(hint(None, None, true).starts_with("set max_duration (KASE_MAX_DURATION"));
-        let h = hint(Some(5), Some(Duration::from_secs(2)), false);
+        let h = hint(None, None, None, true);
+        assert!(h.starts_with("set max_duration (KASE_MAX_DURATION"), "{h}");
+        assert!(h.contains("KASE_MAX_PREEMPTIONS=2"), "{h}");
+        assert!(!h.contains("peeking"), "{h}");
+        let h = hint(Some(5), Some(Duration::from_secs(2)), Some(2), false);
+        assert!(!h.contains("PREEMPTIONS"), "{h}");
         assert!(
             h.starts_with("it stops at max_executions = 5 or max_duration = 2s"),
             "{h}"
