@@ -68,6 +68,9 @@ pub struct Execution {
     /// Under sequential consistency: the first atomic access or fence with
     /// an ordering weaker than `SeqCst` (then RC11 allows more).
     pub(super) weaker_ordering: Option<String>,
+    /// A yield waited on several objects (`exec/spin`): explorers that
+    /// order events by one object each cannot take this model.
+    waited_on_several: bool,
 }
 
 /// What the gate said of an operation before it ran (the effect sees the
@@ -96,6 +99,7 @@ impl Execution {
             arcs: Vec::new(),
             weak: limits.weak.then(Default::default),
             weaker_ordering: None,
+            waited_on_several: false,
             threads: Vec::new(),
             objects: Vec::new(),
             events: Vec::new(),
@@ -206,8 +210,14 @@ impl Execution {
                 SpinWait::On { object, seen } => {
                     self.objects[object.0 as usize].modifications > *seen
                 }
+                // Under RC11 a re-read may see a newer store that already
+                // exists, so only a modification is no sign of progress.
+                SpinWait::Several(_) if self.weak_on() => true,
+                SpinWait::Several(objects) => objects
+                    .iter()
+                    .any(|&(o, seen)| self.objects[o.0 as usize].modifications > seen),
                 SpinWait::Forever => false,
-                SpinWait::No | SpinWait::Several(_) => true,
+                SpinWait::No => true,
             };
         }
         let Some(object) = pending.action.object else {
@@ -461,8 +471,18 @@ impl Execution {
         thread.wait = thread.spin.at_yield(fp, cycle);
         match thread.wait {
             SpinWait::On { object, .. } => Some(object),
+            SpinWait::Several(_) => {
+                self.waited_on_several |= self.weak.is_none();
+                None
+            }
             _ => None,
         }
+    }
+
+    /// Whether a yield waited on several objects in this execution (under
+    /// sequential consistency: it runs once one of them is modified).
+    pub(crate) fn waited_on_several(&self) -> bool {
+        self.waited_on_several
     }
 
     /// The current thread wrote shared state without an event (data through

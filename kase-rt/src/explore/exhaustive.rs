@@ -256,6 +256,10 @@ impl Explorer for Dfs {
         self.pruned
     }
 
+    fn reduces(&self) -> bool {
+        self.canonical.is_some()
+    }
+
     fn redundant(&self) -> u64 {
         self.redundant
     }

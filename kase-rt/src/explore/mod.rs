@@ -141,6 +141,12 @@ pub(crate) trait Explorer: Scheduler {
     /// exploration finished; `Err`: the execution did not follow its schedule.
     fn advance(&mut self, outcome: &Outcome) -> Result<bool, String>;
 
+    /// Whether it is a reduction (runs fewer executions than there are
+    /// interleavings), which then counts no traces of its own.
+    fn reduces(&self) -> bool {
+        false
+    }
+
     /// Redundant (sleep-set-blocked) executions so far.
     fn redundant(&self) -> u64 {
         0

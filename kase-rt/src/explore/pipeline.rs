@@ -263,7 +263,8 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
 /// an atomic access weaker than `SeqCst` shows that interleavings do not
 /// cover RC11 (both discard what was explored).
 fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progress) -> Report {
-    let explorer = |config: &Settings, graphs: bool, revisits: bool| -> Box<dyn Explorer> {
+    // `reduced`: the reduction has not given up on this model yet.
+    let explorer = |config: &Settings, graphs: bool, reduced: bool| -> Box<dyn Explorer> {
         match (graphs, config.preemption_bound, config.strategy) {
             // POR under a preemption bound needs its own completeness
             // argument (bounded POR): until then the bound runs the oracle.
@@ -272,9 +273,11 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
             // Every graph once (`revisit.rs`), or, for models with locks and
             // other shim objects, every graph once to the end
             // (`canonical.rs`).
-            (true, None, Strategy::Por) if revisits => Box::<revisit::Revisit>::default(),
+            (true, None, Strategy::Por) if reduced => Box::<revisit::Revisit>::default(),
             (true, None, Strategy::Por) => Box::new(exhaustive::Dfs::canonical()),
-            (false, None, Strategy::Por) => Box::new(por::Por::new(config.alternatives)),
+            (false, None, Strategy::Por) if reduced => Box::new(por::Por::new(config.alternatives)),
+            // A spin over several objects (`exec/spin`): every interleaving.
+            (false, None, Strategy::Por) => Box::<exhaustive::Dfs>::default(),
         }
     };
     if runner.weak() {
@@ -284,7 +287,7 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
         runner.set_peeking(config.peeking);
     }
     let (mut discarded, mut warnings, mut graphs) = (0, Vec::new(), None);
-    let (mut revisits, mut because) = (true, None);
+    let (mut reduced, mut because) = (true, None);
     let start = Instant::now();
     loop {
         // The budgets hold for what was discarded too.
@@ -310,7 +313,7 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
         let mut explored = explore(
             &settings,
             runner,
-            explorer(&settings, runner.weak(), revisits),
+            explorer(&settings, runner.weak(), reduced),
             progress,
         );
         if let Some(reason) = explored.peek_fallback.take() {
@@ -327,14 +330,27 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
             runner.set_peeking(false);
             continue;
         }
-        if let Some(why) = explored.revisit_fallback.take() {
+        if let Some(why) = explored.explorer_fallback.take() {
             discarded += explored.executions;
-            revisits = false;
+            reduced = false;
+            if !runner.weak() {
+                let n = explored.executions;
+                let warning = format!(
+                    "kase: note: the partial-order reduction does not take this model ({why}); \
+                     exploring every interleaving instead, after {n} discarded execution{}. \
+                     A preemption bound (KASE_MAX_PREEMPTIONS=2) keeps a big model small.",
+                    if n == 1 { "" } else { "s" }
+                );
+                crate::stderr::warn(test_name(config).as_deref(), &warning);
+                warnings.push(warning);
+            }
             because = Some(why);
             continue;
         }
         if let Some(why) = explored.rc11_fallback.take() {
             discarded += explored.executions;
+            // The graph reduction gets its own chance.
+            (reduced, because) = (true, None);
             graphs = Some(why);
             runner.set_weak(true);
             runner.set_peeking(false);

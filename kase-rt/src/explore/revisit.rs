@@ -278,6 +278,10 @@ impl Explorer for Revisit {
         self.redundant
     }
 
+    fn reduces(&self) -> bool {
+        true
+    }
+
     fn unsupported(&self) -> Option<String> {
         self.unsupported.clone()
     }

@@ -11,7 +11,7 @@ use crate::settings::Settings;
 
 use super::runner::{failure, Runner};
 use super::unseen::{self, OsThreads};
-use super::{determinism, trace, Explorer, MemoryModel, Strategy};
+use super::{determinism, trace, Explorer, MemoryModel};
 
 /// Runs `explorer` until it is done, a failure is found, or a budget runs
 /// out.
@@ -22,7 +22,7 @@ pub(super) fn explore(
     progress: &mut Progress,
 ) -> Report {
     // The DFS (the oracle, bounded or not) counts traces.
-    let reduction = config.strategy == Strategy::Por && config.preemption_bound.is_none();
+    let reduction = explorer.reduces();
     // Under RC11 graphs are counted always: the reduction's claim is one
     // execution per graph.
     let count_traces = !reduction || runner.weak();
@@ -92,7 +92,7 @@ pub(super) fn explore(
         let next = explorer.advance(&outcome);
         if let Some(why) = explorer.unsupported() {
             // The caller explores with an explorer that takes this model.
-            report.revisit_fallback = Some(why);
+            report.explorer_fallback = Some(why);
             runner.reclaim(outcome);
             break;
         }

@@ -58,12 +58,14 @@ pub struct Report {
     pub(crate) graphs: Option<String>,
     /// Under RC11 over execution graphs: which explorer.
     pub(crate) graph_explorer: Option<crate::GraphExplorer>,
+    /// Set when the reduction met something it does not take (what it
+    /// was): the caller explores with the canonical reduction (over RC11's
+    /// graphs) or every interleaving (under sequential consistency). Only
+    /// between `search::explore` and the pipeline.
+    pub(crate) explorer_fallback: Option<String>,
     /// Under RC11, during the interleaving exploration: the first access
     /// weaker than `SeqCst`, which moves it to execution graphs (only
     /// between `search::explore` and the pipeline).
-    /// Set when the revisit explorer met an operation it does not take
-    /// (what it was); the caller explores with the canonical reduction.
-    pub(crate) revisit_fallback: Option<String>,
     pub(crate) rc11_fallback: Option<String>,
 }
 
@@ -91,7 +93,7 @@ impl Report {
             graphs: None,
             graph_explorer: None,
             rc11_fallback: None,
-            revisit_fallback: None,
+            explorer_fallback: None,
         }
     }
 

@@ -114,6 +114,9 @@ pub(crate) struct Por {
     stats: Counters,
     /// The exploration's deadline, checked while computing alternatives.
     budget: budget::Budget,
+    /// A spin over several objects, which the unfolding cannot order (an
+    /// event is on one object): the caller explores without reduction.
+    unsupported: Option<String>,
     /// Branches of the finished nodes, per depth, for the progress
     /// estimate.
     shape: super::estimate::Shape,
@@ -136,6 +139,7 @@ impl Por {
             stats: Counters::default(),
             budget: budget::Budget::default(),
             shape: Default::default(),
+            unsupported: None,
             plan: Plan::default(),
             run: CurrentRun::default(),
         }
@@ -356,6 +360,10 @@ impl Scheduler for Por {
 
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
         let exec = point.execution;
+        if exec.waited_on_several() {
+            self.unsupported = Some(several_objects(exec));
+            return Err(Stop::Redundant);
+        }
         self.sync(exec.events(), |x| {
             (exec.object_kind(x), exec.object_owner(x))
         });
@@ -479,8 +487,37 @@ impl Por {
     }
 }
 
+/// The spin the unfolding cannot order, in words: who spins where, over
+/// what.
+fn several_objects(exec: &Execution) -> String {
+    let spins: Vec<String> = exec
+        .spinning()
+        .into_iter()
+        .filter(|(_, objects)| objects.len() > 1)
+        .map(|(t, objects)| {
+            let objects: Vec<String> = objects
+                .iter()
+                .map(|&o| format!("{:?}#{}", exec.object_kind(o), o.0).to_ascii_lowercase())
+                .collect();
+            let at = exec
+                .thread(t)
+                .pending
+                .map(|p| format!(" at {}", p.location))
+                .unwrap_or_default();
+            format!("{t} spins{at} waiting for any of {}", objects.join(", "))
+        })
+        .collect();
+    format!(
+        "{}: a yield that waits for any of several objects to change",
+        spins.join("; ")
+    )
+}
+
 impl Explorer for Por {
     fn advance(&mut self, outcome: &Outcome) -> Result<bool, String> {
+        if self.unsupported.is_some() {
+            return Ok(false);
+        }
         if let Some(Fault::Divergence { message }) = &outcome.fault {
             // The execution left the schedule it was given: the tree no
             // longer describes it, so nothing can be planned from it.
@@ -531,6 +568,14 @@ impl Explorer for Por {
 
     fn redundant(&self) -> u64 {
         self.stats.redundant
+    }
+
+    fn reduces(&self) -> bool {
+        true
+    }
+
+    fn unsupported(&self) -> Option<String> {
+        self.unsupported.clone()
     }
 
     fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
