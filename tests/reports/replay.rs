@@ -3,6 +3,7 @@
 //! act on. (Regression files are in `regression_files.rs`.)
 
 use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use kase::sync::mpsc;
 use kase::sync::{Arc, Mutex};
 use kase::{thread, Builder, FailureKind, Persist, Strategy};
 
@@ -375,5 +376,105 @@ fn the_simplified_failure_has_no_more_preemptions_than_the_first_one() {
     assert!(
         simplified_any,
         "the sample should make at least one explorer find a failure with more than one preemption first"
+    );
+}
+
+/// `changed == false`: main sends, then thread 1 stores while main reads,
+/// which can fail. `changed == true`: thread 1 first receives twice, the
+/// second time what main sends only after its read. Each channel call is
+/// several events on the channel's own mutex and condvar, one row.
+fn evolving_channel(changed: bool) -> impl Fn() + Sync {
+    move || {
+        let (tx, rx) = mpsc::channel::<u32>();
+        let x = Arc::new(AtomicUsize::new(0));
+        tx.send(1).unwrap();
+        let x1 = x.clone();
+        let t1 = thread::spawn(move || {
+            if changed {
+                assert_eq!(rx.recv(), Ok(1));
+                assert_eq!(rx.recv(), Ok(2));
+            }
+            x1.store(1, SeqCst);
+        });
+        let read = x.load(SeqCst);
+        if changed {
+            tx.send(2).unwrap();
+        }
+        t1.join().unwrap();
+        assert_eq!(read, 0, "thread 1 ran first");
+    }
+}
+
+/// The nondeterminism report of replaying `evolving_channel(false)`'s
+/// failure on `evolving_channel(true)`, with `extra` choices appended: its
+/// rows and its text.
+fn channel_divergence(extra: &str) -> (usize, String) {
+    let report = Builder::new().explore(evolving_channel(false));
+    let failure = report.failure().expect("the original program fails");
+    let schedule = format!("{}{extra}", failure.schedule());
+    let report = Builder::new()
+        .replay(&schedule)
+        .explore(evolving_channel(true));
+    let failure = report
+        .failure()
+        .expect("the schedule does not fit any more");
+    assert_eq!(failure.kind(), FailureKind::Nondeterminism, "{failure}");
+    (failure.steps(), failure.to_string())
+}
+
+#[test]
+fn a_divergence_among_channel_calls_names_the_users_calls_at_the_users_lines() {
+    let (_, text) = channel_divergence("");
+    let second = line_of("assert_eq!(rx.recv(), Ok(2));");
+    let load = line_of("let read = x.load(SeqCst);");
+    assert!(text.contains("what could run:"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "main: load atomic#4 at tests/reports/replay.rs:{load}:"
+        )),
+        "{text}"
+    );
+    // Thread 1 is inside its second `recv` (it locked the channel's own
+    // mutex): shown as the user's call at the user's line.
+    assert!(
+        text.contains(&format!(
+            "thread 1: recv channel#1 at tests/reports/replay.rs:{second}:"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "the step before: thread 1 recv channel#1 at tests/reports/replay.rs:{second}:"
+        )),
+        "{text}"
+    );
+    for internal in ["kase-rt/src", "mutex#", "condvar#", "data#"] {
+        assert!(!text.contains(internal), "{internal}: {text}");
+    }
+}
+
+#[test]
+fn a_divergence_numbers_its_step_as_the_report_numbers_rows() {
+    // Before the divergence: main's send, its spawn, thread 1's first
+    // recv and the beginning of its second: 4 rows, so the divergence is
+    // at step 5. Counted as events (each call is several), it was step 16.
+    let (rows, text) = channel_divergence("");
+    assert_eq!(rows, 4, "{text}");
+    assert!(
+        text.contains("at step 5 the model reached choice point 4"),
+        "{text}"
+    );
+    assert!(!text.contains("at step 16"), "{text}");
+    assert!(text.contains("     4  thread 1  recv channel#1 "), "{text}");
+
+    // A schedule too long: the steps it finished after are the report's rows.
+    let (rows, text) = channel_divergence(".1.1.1.1.1.1");
+    assert!(
+        text.contains(&format!("the model finished after {rows} steps and")),
+        "{text}"
+    );
+    assert!(
+        text.contains("recv channel#1 -> message (continued)"),
+        "{text}"
     );
 }

@@ -6,8 +6,10 @@
 
 use std::panic::Location;
 
-use crate::exec::{Action, ChoicePoint, Execution, Outcome, Scheduler, Stop, ThreadIdx, WeakPoint};
-use crate::report::{location, Names, Schedule};
+use crate::exec::{
+    Action, Call, ChoicePoint, Event, Execution, Outcome, Scheduler, Stop, ThreadIdx, WeakPoint,
+};
+use crate::report::{location, rows_of, Fold, Names, RowFolder, Schedule};
 
 use super::Explorer;
 
@@ -81,6 +83,43 @@ impl Replay {
 pub(crate) struct Next {
     action: Action,
     location: &'static Location<'static>,
+    /// The user's call of a shim the operation is part of: what to show.
+    call: Option<Call>,
+}
+
+/// The step shown by the latest row of the report.
+#[derive(Clone, Copy, Debug)]
+struct Last {
+    action: Action,
+    value: Option<u64>,
+    location: &'static Location<'static>,
+    call: Option<Call>,
+    /// Whether an earlier row showed the beginning of the same call.
+    continued: bool,
+}
+
+impl Last {
+    /// The event that names the last row `events` make, as the report's
+    /// table names it (a call by its latest event).
+    fn of(events: &[Event]) -> Option<Last> {
+        let mut folder = RowFolder::default();
+        let mut last: Option<Last> = None;
+        for e in events {
+            let continued = match folder.push(e) {
+                Fold::NotAStep | Fold::Hidden => continue,
+                Fold::SameRow => last.is_some_and(|l| l.continued),
+                Fold::NewRow { continued } => continued,
+            };
+            last = Some(Last {
+                action: e.action,
+                value: e.value,
+                location: e.location,
+                call: e.call.as_deref().copied(),
+                continued,
+            });
+        }
+        last
+    }
 }
 
 /// Why the picked thread could not run.
@@ -108,21 +147,23 @@ enum Kind {
 #[derive(Clone, Debug)]
 pub(crate) struct Divergence {
     kind: Kind,
-    /// The step about to run (1-based, as in the report's table), or the
-    /// number of steps run for [`Kind::ScheduleTooLong`].
+    /// The step about to run, numbered as the report's rows (the row after
+    /// those run so far), or the number of rows for
+    /// [`Kind::ScheduleTooLong`].
     step: usize,
     /// The choice point (1-based), or the choice points reached.
     choice: usize,
     total: usize,
     /// What the threads that could run were about to do.
     runnable: Vec<Next>,
-    /// The last step that ran.
-    last: Option<(Action, Option<u64>, &'static Location<'static>)>,
+    /// The last step that ran (the last row of the report).
+    last: Option<Last>,
     /// Threads that exist at this point.
     threads: Vec<ThreadIdx>,
 }
 
-/// Steps (visible operations other than exits) performed so far.
+/// Steps (visible operations other than exits) performed so far, as
+/// schedules and preemptions count them (the report maps them to rows).
 pub(crate) fn steps_so_far(execution: &Execution) -> usize {
     execution
         .events()
@@ -144,10 +185,12 @@ fn known_threads(execution: &Execution) -> Vec<ThreadIdx> {
 }
 
 fn next_of(execution: &Execution, t: ThreadIdx) -> Option<Next> {
-    let pending = execution.thread(t).pending?;
+    let thread = execution.thread(t);
+    let pending = thread.pending?;
     Some(Next {
         action: pending.action,
         location: pending.location,
+        call: thread.call,
     })
 }
 
@@ -159,22 +202,16 @@ impl Divergence {
         choice: usize,
         total: usize,
     ) -> Self {
-        let last = execution
-            .events()
-            .iter()
-            .rev()
-            .find(|e| e.action.kind != crate::exec::OpKind::Exit)
-            .map(|e| (e.action, e.value, e.location));
         Divergence {
             kind,
-            step: steps_so_far(execution) + 1,
+            step: rows_of(execution.events()) + 1,
             choice,
             total,
             runnable: enabled
                 .iter()
                 .filter_map(|&t| next_of(execution, t))
                 .collect(),
-            last,
+            last: Last::of(execution.events()),
             threads: known_threads(execution),
         }
     }
@@ -213,12 +250,19 @@ impl Divergence {
     /// The full explanation, naming objects and threads as the report does.
     pub(crate) fn describe(&self, names: &Names<'_>) -> String {
         let thread = |t: ThreadIdx| names.thread(t);
-        let next = |n: &Next| {
-            format!(
+        // Inside a shim's call, the user's call at the user's line, as the
+        // report's rows show it.
+        let next = |n: &Next| match &n.call {
+            Some(call) => format!(
+                "{} at {}",
+                names.call(call, n.action.object),
+                location(call.location)
+            ),
+            None => format!(
                 "{} at {}",
                 names.operation(&n.action, None),
                 location(n.location)
-            )
+            ),
         };
         let mut lines = vec![self.headline(&thread)];
         if let Kind::CannotRun {
@@ -238,11 +282,17 @@ impl Divergence {
                 lines.push(format!("  {}: {}", thread(n.action.thread), next(n)));
             }
         }
-        if let Some((action, value, at)) = &self.last {
+        if let Some(last) = &self.last {
+            let (mut operation, at) = match &last.call {
+                Some(call) => (names.call(call, last.action.object), call.location),
+                None => (names.operation(&last.action, last.value), last.location),
+            };
+            if last.continued {
+                operation.push_str(" (continued)");
+            }
             lines.push(format!(
-                "the step before: {} {} at {}",
-                thread(action.thread),
-                names.operation(action, *value),
+                "the step before: {} {operation} at {}",
+                thread(last.action.thread),
                 location(at)
             ));
         }
@@ -326,24 +376,13 @@ impl Explorer for Replay {
     fn advance(&mut self, outcome: &Outcome) -> Result<bool, String> {
         self.steps = outcome.events.len();
         if outcome.fault.is_none() && self.next < self.choices.len() {
-            let steps = outcome
-                .events
-                .iter()
-                .filter(|e| e.action.kind != crate::exec::OpKind::Exit)
-                .count();
-            let last = outcome
-                .events
-                .iter()
-                .rev()
-                .find(|e| e.action.kind != crate::exec::OpKind::Exit)
-                .map(|e| (e.action, e.value, e.location));
             let d = Divergence {
                 kind: Kind::ScheduleTooLong,
-                step: steps,
+                step: rows_of(&outcome.events),
                 choice: self.next,
                 total: self.choices.len(),
                 runnable: Vec::new(),
-                last,
+                last: Last::of(&outcome.events),
                 threads: Vec::new(),
             };
             let short = d.headline(&|t: ThreadIdx| t.to_string());

@@ -9,7 +9,9 @@ mod schedule;
 use std::fmt;
 use std::time::Duration;
 
-pub(crate) use failure::{location, FirstFound, Names, Renumbering, Saved};
+pub(crate) use failure::{
+    location, rows_of, FirstFound, Fold, Names, Renumbering, RowFolder, Saved,
+};
 pub use failure::{Failure, FailureKind};
 pub use persist::Persist;
 pub use schedule::{Schedule, ScheduleParseError};

@@ -1,11 +1,12 @@
 //! A [`Failure`] built from what stopped an execution (an
 //! [`exec::Fault`](crate::exec::Fault)) or from a panic of kase itself.
 
+use super::fold::{Fold, RowFolder};
 use super::names::location;
 use super::types::Step;
 use super::{Failure, FailureKind, Names};
 use crate::exec::error::{is_internal, UsageError};
-use crate::exec::{Event, Fault, ObjectIdx, OpKind};
+use crate::exec::{Event, Fault, ObjectIdx};
 use crate::report::Schedule;
 use std::panic::Location;
 
@@ -231,57 +232,48 @@ impl Failure {
 }
 
 /// The rows of the interleaving, and for each step (an event other than an
-/// exit, as schedules and preemptions count them) the row showing it. The
-/// events of one call of a shim (`exec/call.rs`) in a row make one row, at
-/// the user's line; the end of a pure part of a critical section
-/// (`Upgrade`, peeking's bookkeeping, never a choice point) has none of its
-/// own: the user sees the lock and the unlock already.
+/// exit, as schedules and preemptions count them) the row showing it, as
+/// [`RowFolder`] folds them: a shim's call is one row at the user's line,
+/// named by its latest outcome.
 fn rows(events: &[Event], names: &Names<'_>) -> (Vec<Step>, Vec<usize>) {
     let mut steps: Vec<Step> = Vec::new();
     let mut row_of_step = Vec::new();
-    for e in events.iter().filter(|e| e.action.kind != OpKind::Exit) {
-        let thread = e.action.thread;
-        if matches!(e.action.kind, OpKind::Upgrade | OpKind::ReadUpgrade) {
-            row_of_step.push(steps.len().saturating_sub(1));
-            continue;
-        }
-        if let Some(call) = &e.call {
-            if let Some(last) = steps
-                .last_mut()
-                .filter(|s| s.call == Some((thread, call.id)))
-            {
+    let mut folder = RowFolder::default();
+    for e in events {
+        let continued = match folder.push(e) {
+            Fold::NotAStep => continue,
+            Fold::Hidden => {
+                row_of_step.push(steps.len().saturating_sub(1));
+                continue;
+            }
+            Fold::SameRow => {
                 // The same call goes on: its latest outcome names the row.
-                last.operation = names.call(call, None);
+                let last = steps.last_mut().expect("a call's row");
+                if let Some(call) = &e.call {
+                    last.operation = names.call(call, None);
+                }
                 if last.continued {
                     last.operation.push_str(" (continued)");
                 }
                 row_of_step.push(steps.len() - 1);
                 continue;
             }
-            let continued = steps.iter().any(|s| s.call == Some((thread, call.id)));
-            let mut operation = names.call(call, None);
-            if continued {
-                operation.push_str(" (continued)");
-            }
-            row_of_step.push(steps.len());
-            steps.push(Step {
-                thread: names.thread(thread),
-                operation,
-                location: location(call.location),
-                frames: e.backtrace.as_deref().map(user_frames).unwrap_or_default(),
-                call: Some((thread, call.id)),
-                continued,
-            });
-            continue;
+            Fold::NewRow { continued } => continued,
+        };
+        let (mut operation, at) = match &e.call {
+            Some(call) => (names.call(call, None), call.location),
+            None => (names.operation(&e.action, e.value), e.location),
+        };
+        if continued {
+            operation.push_str(" (continued)");
         }
         row_of_step.push(steps.len());
         steps.push(Step {
-            thread: names.thread(thread),
-            operation: names.operation(&e.action, e.value),
-            location: location(e.location),
+            thread: names.thread(e.action.thread),
+            operation,
+            location: location(at),
             frames: e.backtrace.as_deref().map(user_frames).unwrap_or_default(),
-            call: None,
-            continued: false,
+            continued,
         });
     }
     (steps, row_of_step)

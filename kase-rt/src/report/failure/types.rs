@@ -15,8 +15,6 @@ pub(super) struct Step {
     pub(super) location: String,
     /// User-code frames of the stack at the step (`KASE_BACKTRACE=1`).
     pub(super) frames: Vec<String>,
-    /// The call of a shim it shows (`exec/call.rs`): thread and call id.
-    pub(super) call: Option<(crate::exec::ThreadIdx, u32)>,
     /// Whether an earlier row showed the beginning of the same call.
     pub(super) continued: bool,
 }
