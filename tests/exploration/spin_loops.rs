@@ -314,9 +314,8 @@ fn a_loop_that_writes_what_its_lock_guards_is_not_a_spin() {
 
 #[test]
 fn a_spin_nobody_can_end_is_reported_at_once_naming_what_it_waits_for() {
-    // Two atomics per iteration: not a wait (the explorers order a yield
-    // after one object's writes), but with nothing else able to run the
-    // repetition is certain.
+    // Two atomics per iteration: the yield waits for either to change, and
+    // nothing else can run.
     let report = Builder::new().max_steps(1_000_000).explore(|| {
         let (a, b) = (AtomicUsize::new(0), AtomicUsize::new(0));
         while a.load(SeqCst) + b.load(SeqCst) == 0 {

@@ -18,10 +18,13 @@
 //!   partial-order explorer orders it after the releasing write);
 //! * it read nothing: the thread can never leave the loop, and waits forever
 //!   (a deadlock naming it once the other threads are done);
-//! * it read several objects: the yield stays an ordinary scheduling point
-//!   (a read of one object per event is what the explorers order), but if
-//!   every thread that can run is in such a cycle with nothing changed, the
-//!   execution is a deadlock at once;
+//! * it read several objects: under sequential consistency the yield waits
+//!   until another thread modifies any of them (the partial-order explorer,
+//!   whose events are on one object each, cannot order that: it hands such
+//!   a model to the exhaustive search). Under RC11 a re-read may see a newer
+//!   store that already exists, so there the yield stays an ordinary
+//!   scheduling point, but if every thread that can run is in such a cycle
+//!   with nothing changed, the execution is a deadlock at once;
 //! * no cycle (a first yield, a counter that changed, a backoff step): an
 //!   ordinary scheduling point, whatever was read.
 //!
@@ -117,8 +120,9 @@ pub(crate) enum SpinWait {
     On { object: ObjectIdx, seen: u64 },
     /// A repetition that read nothing: it can never end.
     Forever,
-    /// A repetition that read several objects, each in one version: still
-    /// runnable, but it changes nothing until one of them changes.
+    /// A repetition that read several objects, each in one version: it
+    /// changes nothing until one of them changes (and waits for that under
+    /// sequential consistency).
     Several(Box<[(ObjectIdx, u64)]>),
 }
 

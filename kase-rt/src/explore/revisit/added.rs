@@ -90,8 +90,50 @@ pub(super) struct Grown<'a> {
     /// Per stamp: its `porf` prefix as, per thread, how many of the
     /// thread's events are in it (prefixes are closed under program order).
     views: Vec<Vec<u32>>,
-    /// Per location: the stamps of the events that access it, ascending.
-    accesses: Vec<Vec<usize>>,
+    /// Per location: the stamps of the events that access it, by thread.
+    accesses: Vec<Accesses>,
+    /// Per stamp: its place in its location's `mo`, if it is a store.
+    mo_rank: Vec<Option<usize>>,
+    /// Per location, per place in `mo`: the least stamp from that place on
+    /// (is a store added before `x` later in `mo`?).
+    mo_suffix_min: Vec<Vec<usize>>,
+    /// Per location and store read (`None`: the initial value): the
+    /// read-modify-writes reading it.
+    rmw_readers: HashMap<(usize, Option<usize>), Vec<usize>>,
+}
+
+/// A location's accesses, per thread, each list ascending.
+#[derive(Clone, Default)]
+struct Accesses(Vec<(ThreadIdx, Vec<usize>)>);
+
+impl Accesses {
+    fn push(&mut self, t: ThreadIdx, s: usize) {
+        match self.0.iter_mut().find(|(u, _)| *u == t) {
+            Some((_, list)) => list.push(s),
+            None => self.0.push((t, vec![s])),
+        }
+    }
+
+    /// Those of threads other than `t`, and `t`'s own after stamp `after`,
+    /// ascending: `t`'s earlier ones are in the `porf` prefix of its event
+    /// `after`, so never revisited, taken over or replaced by it. (A long
+    /// run of one thread's accesses costs nothing per access this way.)
+    fn beyond(&self, t: ThreadIdx, after: usize) -> Vec<usize> {
+        let mut out: Vec<usize> = self
+            .0
+            .iter()
+            .flat_map(|(u, list)| {
+                let from = if *u == t {
+                    list.partition_point(|&x| x <= after)
+                } else {
+                    0
+                };
+                list[from..].iter().copied()
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    }
 }
 
 /// A read that now reads another store (`None`: the initial value).
@@ -259,13 +301,36 @@ impl<'a> Grown<'a> {
             mutexes,
             views: Vec::new(),
             accesses: Vec::new(),
+            mo_rank: vec![None; n],
+            mo_suffix_min: Vec::new(),
+            rmw_readers: HashMap::new(),
         };
         grown.views = grown.porf_views();
-        grown.accesses = vec![Vec::new(); grown.mo.len()];
+        grown.accesses = vec![Accesses::default(); grown.mo.len()];
         for (s, event) in grown.events.iter().enumerate() {
             if let Some(location) = event.mem.location() {
-                grown.accesses[location].push(s);
+                grown.accesses[location].push(event.key.0, s);
             }
+            if let Mem::Rmw { location, rf } = event.mem {
+                let readers = grown.rmw_readers.entry((location as usize, rf));
+                readers.or_default().push(s);
+            }
+        }
+        for stores in &grown.mo {
+            for (place, &z) in stores.iter().enumerate() {
+                grown.mo_rank[z] = Some(place);
+            }
+            let mut least = usize::MAX;
+            let mut suffix: Vec<usize> = stores
+                .iter()
+                .rev()
+                .map(|&z| {
+                    least = least.min(z);
+                    least
+                })
+                .collect();
+            suffix.reverse();
+            grown.mo_suffix_min.push(suffix);
         }
         for s in replayed..n {
             let maximal = match grown.events[s].mem.reads() {
@@ -436,10 +501,7 @@ impl<'a> Grown<'a> {
         };
         let mo = &self.mo[location];
         let later = match stored {
-            Some(s) => mo
-                .iter()
-                .position(|&z| z == s)
-                .map_or(&[][..], |p| &mo[p + 1..]),
+            Some(s) => self.mo_rank[s].map_or(&[][..], |p| &mo[p + 1..]),
             None => &mo[..],
         };
         !later
@@ -458,7 +520,6 @@ impl<'a> Grown<'a> {
         let Some(location) = self.events[w].mem.location().filter(|&l| l < self.mutexes) else {
             return Vec::new();
         };
-        let prefix = self.prefix(w, reread.map(|r| r.rf));
         // What it is with its own read changed (a compare-exchange may then
         // succeed).
         let mem = match reread {
@@ -470,31 +531,39 @@ impl<'a> Grown<'a> {
         // what this one reads, only reads up to it may be revisited (one of
         // which must make room).
         let conflict = match mem {
-            Mem::Rmw { .. } => self.accesses[location].iter().copied().find(|&b| {
-                b <= upto &&
-                b != w
-                    && matches!(self.events[b].mem, Mem::Rmw { location: l, rf } if l as usize == location && rf == own_rf)
-            }),
+            Mem::Rmw { .. } => self
+                .rmw_readers
+                .get(&(location, own_rf))
+                .and_then(|readers| readers.iter().copied().find(|&b| b <= upto && b != w)),
             _ => None,
         };
         if reread.is_some() && conflict.is_none() {
             return Vec::new(); // the forward option covers it
         }
+        let last = conflict.unwrap_or(upto);
+        let candidates: Vec<usize> = self.accesses[location]
+            .beyond(self.events[w].key.0, w)
+            .into_iter()
+            .take_while(|&r| r <= last)
+            .collect();
+        if candidates.is_empty() {
+            return Vec::new();
+        }
+        let prefix = self.prefix(w, reread.map(|r| r.rf));
         // A store's place is its own choice: a revisit that deletes the
         // store right after it would repeat another placement's revisit.
         let successor = match mem {
             Mem::Write { .. } => {
                 let mo = &self.mo[location];
-                let p = mo.iter().position(|&z| z == w);
+                let p = self.mo_rank[w];
                 p.and_then(|p| mo[p + 1..].iter().copied().find(|&z| z <= upto))
             }
             _ => None,
         };
         let mut plans = Vec::new();
-        let last = conflict.unwrap_or(upto);
-        for &r in self.accesses[location].iter().take_while(|&&r| r <= last) {
+        for r in candidates {
             let read = self.events[r].mem;
-            if r == w || prefix[r] || read.reads().is_none() || self.events[r].waits {
+            if prefix[r] || read.reads().is_none() || self.events[r].waits {
                 continue;
             }
             if read.reads() == Some(Some(w)) {
@@ -530,9 +599,10 @@ impl<'a> Grown<'a> {
                 .any(|p| p == b || self.depends(p, b))
         };
         let mut taken: Vec<Option<usize>> = self.accesses[location]
-            .iter()
-            .filter(|&&b| b < e)
-            .filter_map(|&b| match self.events[b].mem {
+            .beyond(event.key.0, e)
+            .into_iter()
+            .filter(|&b| b < e)
+            .filter_map(|b| match self.events[b].mem {
                 Mem::Rmw { rf, .. } if !stays(b, rf) => Some(rf),
                 _ => None,
             })
@@ -564,7 +634,8 @@ impl<'a> Grown<'a> {
             return Vec::new();
         }
         let mut plans = Vec::new();
-        for &k in self.accesses[location].iter().take_while(|&&k| k < l) {
+        let earlier = self.accesses[location].beyond(self.events[l].key.0, l);
+        for k in earlier.into_iter().take_while(|&k| k < l) {
             let (true, Mem::Rmw { rf, .. }) = (self.events[k].lock, self.events[k].mem) else {
                 continue;
             };
@@ -678,15 +749,16 @@ impl<'a> Grown<'a> {
         let Some(location) = self.events[x].mem.location() else {
             return true;
         };
-        let mo = &self.mo[location];
         let from = match store {
-            Some(s) => match mo.iter().position(|&z| z == s) {
+            Some(s) => match self.mo_rank[s] {
                 Some(p) => p + 1,
                 None => return false,
             },
             None => 0,
         };
-        !mo[from..].iter().any(|&z| z < x)
+        self.mo_suffix_min[location]
+            .get(from)
+            .map_or(true, |&least| least >= x)
     }
 
     /// Store `s` (new) placed right after `after` (`None`: the initial

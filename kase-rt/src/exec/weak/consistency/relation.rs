@@ -1,5 +1,5 @@
 //! A binary relation over the events of one graph, as one bitset row per
-//! event (graphs are small: tens to a few hundred events).
+//! event (graphs of tens to a few thousand events).
 
 /// A relation over `0..n`: `contains(a, b)` iff `a` is related to `b`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,11 +63,21 @@ impl Relation {
 
     /// The events `a` is related to, in increasing order.
     pub(crate) fn successors(&self, a: usize) -> impl Iterator<Item = usize> + '_ {
-        self.row(a).iter().enumerate().flat_map(|(w, &word)| {
-            (0..64)
-                .filter(move |bit| word & (1 << bit) != 0)
-                .map(move |bit| w * 64 + bit)
-        })
+        self.row(a)
+            .iter()
+            .enumerate()
+            .filter(|(_, &word)| word != 0)
+            .flat_map(|(w, &word)| {
+                // The set bits, lowest first.
+                let mut rest = word;
+                std::iter::from_fn(move || {
+                    (rest != 0).then(|| {
+                        let bit = rest.trailing_zeros() as usize;
+                        rest &= rest - 1;
+                        w * 64 + bit
+                    })
+                })
+            })
     }
 
     /// `self ∪ other`.
@@ -102,8 +112,61 @@ impl Relation {
         r
     }
 
-    /// `self⁺` (Warshall's algorithm, row by row).
+    /// `self⁺`. An acyclic relation is closed along a topological order,
+    /// each event taking its successors' rows (time proportional to its
+    /// pairs times the row length: a long program order given by its
+    /// immediate steps costs a quadratic, not a cubic); a cyclic one by
+    /// Warshall's algorithm.
     pub(crate) fn closure(&self) -> Relation {
+        match self.topological_order() {
+            Some(order) => self.closure_along(&order),
+            None => self.warshall(),
+        }
+    }
+
+    /// The events in an order where each comes before its successors, if
+    /// there is one (Kahn's algorithm); `None` if the relation has a cycle.
+    fn topological_order(&self) -> Option<Vec<usize>> {
+        let mut incoming = vec![0usize; self.n];
+        for a in 0..self.n {
+            for b in self.successors(a) {
+                incoming[b] += 1;
+            }
+        }
+        let mut order: Vec<usize> = (0..self.n).filter(|&a| incoming[a] == 0).collect();
+        let mut next = 0;
+        while next < order.len() {
+            let a = order[next];
+            next += 1;
+            for b in self.successors(a) {
+                incoming[b] -= 1;
+                if incoming[b] == 0 {
+                    order.push(b);
+                }
+            }
+        }
+        (order.len() == self.n).then_some(order)
+    }
+
+    /// `self⁺` of an acyclic relation, `order` topological: the last events
+    /// first, each taking the closed rows of its successors.
+    fn closure_along(&self, order: &[usize]) -> Relation {
+        let mut r = self.clone();
+        let mut row = vec![0u64; self.words];
+        for &a in order.iter().rev() {
+            row.copy_from_slice(self.row(a));
+            for b in self.successors(a) {
+                for (dst, src) in row.iter_mut().zip(r.row(b)) {
+                    *dst |= src;
+                }
+            }
+            r.bits[a * self.words..(a + 1) * self.words].copy_from_slice(&row);
+        }
+        r
+    }
+
+    /// `self⁺` by Warshall's algorithm, row by row.
+    fn warshall(&self) -> Relation {
         let mut r = self.clone();
         for k in 0..self.n {
             let row_k = r.row(k).to_vec();
@@ -142,9 +205,14 @@ impl Relation {
         (0..self.n).all(|a| !self.contains(a, a))
     }
 
-    /// No cycle: `self⁺` is irreflexive.
+    /// No cycle.
     pub(crate) fn is_acyclic(&self) -> bool {
-        self.closure().is_irreflexive()
+        self.topological_order().is_some()
+    }
+
+    /// Whether it relates no pair at all.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.bits.iter().all(|&w| w == 0)
     }
 }
 

@@ -1,0 +1,181 @@
+//! Cost per execution against execution length, for every explorer.
+//!
+//! One thread makes `n` accesses to an atomic of its own, then publishes a
+//! flag; main reads the flag once. Every execution has about `n` visible
+//! operations, and the explorers run few of them (two traces; the DFS
+//! searches are capped), so the time per execution divided by `n` should
+//! not grow with `n` if the cost is linear in the length. The same program
+//! runs under loom for scale.
+//!
+//! ```text
+//! cargo run --release -p kase-bench --bin length [-- --lengths 1000,2000,4000,8000] [--only revisits]
+//! ```
+//!
+//! Rows: kase's POR (`SeqCst`, the unfolding), the exhaustive DFS and the
+//! preemption-bounded DFS (capped at `CAP` executions), the revisit
+//! explorer (the same program with `Relaxed` accesses, under RC11), and
+//! loom (`SeqCst`, its default settings). Each cell is the best of three
+//! runs: µs per execution, and ns per visible operation in brackets. The
+//! last column is the growth of the time per operation from the shortest
+//! to the longest length (1.0 = linear).
+
+use std::time::{Duration, Instant};
+
+use kase::sync::atomic::{AtomicUsize, Ordering};
+use kase::{thread, Builder, MemoryModel, Strategy};
+
+/// Executions the DFS searches run at most per measurement.
+const CAP: u64 = 200;
+
+/// The model: `n` private accesses, then one shared flag.
+fn model(n: usize, ordering: Ordering) {
+    let flag = kase::sync::Arc::new(AtomicUsize::new(0));
+    let f = flag.clone();
+    let t = thread::spawn(move || {
+        let own = AtomicUsize::new(0);
+        for _ in 0..n {
+            own.fetch_add(1, ordering);
+        }
+        f.store(1, ordering);
+    });
+    let _ = flag.load(ordering);
+    t.join().unwrap();
+}
+
+fn loom_model(n: usize) {
+    use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let flag = loom::sync::Arc::new(AtomicUsize::new(0));
+    let f = flag.clone();
+    let t = loom::thread::spawn(move || {
+        let own = AtomicUsize::new(0);
+        for _ in 0..n {
+            own.fetch_add(1, SeqCst);
+        }
+        f.store(1, SeqCst);
+    });
+    let _ = flag.load(SeqCst);
+    t.join().unwrap();
+}
+
+/// One explorer: how to run the model of length `n`, giving executions.
+struct Explorer {
+    name: &'static str,
+    run: fn(usize) -> u64,
+}
+
+fn kase_run(builder: Builder, n: usize, ordering: Ordering) -> u64 {
+    let report = builder
+        .max_steps(4 * n as u64 + 100)
+        .allow_incomplete(true)
+        .explore(move || model(n, ordering));
+    assert!(report.failure().is_none(), "{report}");
+    report.executions()
+}
+
+const EXPLORERS: &[Explorer] = &[
+    Explorer {
+        name: "kase POR (SeqCst)",
+        run: |n| kase_run(Builder::new(), n, Ordering::SeqCst),
+    },
+    Explorer {
+        name: "kase exhaustive DFS",
+        run: |n| {
+            let builder = Builder::new()
+                .strategy(Strategy::Exhaustive)
+                .max_executions(CAP);
+            kase_run(builder, n, Ordering::SeqCst)
+        },
+    },
+    Explorer {
+        name: "kase bounded DFS (2 preemptions)",
+        run: |n| {
+            let builder = Builder::new().preemption_bound(2).max_executions(CAP);
+            kase_run(builder, n, Ordering::SeqCst)
+        },
+    },
+    Explorer {
+        name: "kase revisits (Relaxed, RC11)",
+        run: |n| {
+            let builder = Builder::new().memory_model(MemoryModel::Rc11);
+            kase_run(builder, n, Ordering::Relaxed)
+        },
+    },
+    Explorer {
+        name: "loom (SeqCst)",
+        run: |n| {
+            let mut builder = loom::model::Builder::new();
+            builder.max_branches = 4 * n + 100;
+            let runs = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let counter = runs.clone();
+            builder.check(move || {
+                counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                loom_model(n);
+            });
+            runs.load(std::sync::atomic::Ordering::Relaxed)
+        },
+    },
+];
+
+/// The fastest of three runs: executions and time.
+fn best(run: fn(usize) -> u64, n: usize) -> (u64, Duration) {
+    (0..3)
+        .map(|_| {
+            let start = Instant::now();
+            let executions = run(n);
+            (executions, start.elapsed())
+        })
+        .min_by_key(|&(_, time)| time)
+        .expect("three runs")
+}
+
+fn main() {
+    let mut lengths = vec![1000, 2000, 4000, 8000];
+    let mut only = String::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--lengths" => {
+                lengths = args
+                    .next()
+                    .map(|v| v.split(',').map(|n| n.trim().parse().ok()).collect())
+                    .and_then(|v: Option<Vec<usize>>| v)
+                    .filter(|v| !v.is_empty())
+                    .expect("--lengths needs numbers separated by commas");
+            }
+            "--only" => {
+                only = args
+                    .next()
+                    .expect("--only needs part of an explorer's name")
+            }
+            other => {
+                eprintln!(
+                    "usage: length [--lengths 1000,2000,...] [--only NAME] (unknown argument {other})"
+                );
+                std::process::exit(2);
+            }
+        }
+    }
+    let header: Vec<String> = lengths.iter().map(|n| format!("n = {n}")).collect();
+    println!("| explorer | {} | growth |", header.join(" | "));
+    println!("|---|{}---:|", "---:|".repeat(lengths.len()));
+    for explorer in EXPLORERS.iter().filter(|e| e.name.contains(&only)) {
+        let mut cells = Vec::new();
+        let mut per_op = Vec::new();
+        for &n in &lengths {
+            let (executions, time) = best(explorer.run, n);
+            let per_execution = time.as_secs_f64() / executions.max(1) as f64;
+            per_op.push(per_execution / n as f64);
+            cells.push(format!(
+                "{:.0} µs ({:.0} ns) ×{executions}",
+                per_execution * 1e6,
+                per_execution / n as f64 * 1e9
+            ));
+        }
+        let growth = per_op.last().unwrap() / per_op.first().unwrap();
+        println!(
+            "| {} | {} | {growth:.2} |",
+            explorer.name,
+            cells.join(" | ")
+        );
+    }
+}
