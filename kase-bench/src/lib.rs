@@ -74,3 +74,57 @@ pub mod shuttle_models {
         include!("weak_programs.rs");
     }
 }
+
+/// `text` (a markdown file) with its section under `heading` (a `## `
+/// line) replaced by `section`, or `section` appended if it has none; the
+/// sections after it stay (several binaries write their own sections of
+/// BENCHMARKS.md).
+pub fn replace_section(text: &str, heading: &str, section: &str) -> String {
+    let start = if text.starts_with(heading) {
+        Some(0)
+    } else {
+        text.find(&format!("\n{heading}")).map(|i| i + 1)
+    };
+    let Some(start) = start else {
+        let mut out = text.trim_end().to_string();
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(section);
+        return out;
+    };
+    let rest = &text[start + heading.len()..];
+    let end = rest
+        .find("\n## ")
+        .map_or(text.len(), |i| start + heading.len() + i + 1);
+    let mut out = text[..start].to_string();
+    out.push_str(section.trim_end());
+    out.push('\n');
+    if end < text.len() {
+        out.push('\n');
+        out.push_str(&text[end..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replace_section;
+
+    #[test]
+    fn a_section_is_replaced_in_place_or_appended() {
+        let text = "# T\n\nintro\n\n## A\n\nold a\n\n## B\n\nold b\n";
+        assert_eq!(
+            replace_section(text, "## A", "## A\n\nnew a\n"),
+            "# T\n\nintro\n\n## A\n\nnew a\n\n## B\n\nold b\n"
+        );
+        assert_eq!(
+            replace_section(text, "## B", "## B\n\nnew b\n"),
+            "# T\n\nintro\n\n## A\n\nold a\n\n## B\n\nnew b\n"
+        );
+        assert_eq!(
+            replace_section(text, "## C", "## C\n\nc\n"),
+            "# T\n\nintro\n\n## A\n\nold a\n\n## B\n\nold b\n\n## C\n\nc\n"
+        );
+    }
+}

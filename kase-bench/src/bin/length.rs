@@ -8,8 +8,11 @@
 //! runs under loom for scale.
 //!
 //! ```text
-//! cargo run --release -p kase-bench --bin length [-- --lengths 1000,2000,4000,8000] [--only revisits]
+//! cargo run --release -p kase-bench --bin length [-- --lengths 1000,2000,4000,8000] [--only revisits] [--out BENCHMARKS.md]
 //! ```
+//!
+//! With `--out FILE` the table replaces the section "Cost per execution
+//! against length" of FILE (or is appended).
 //!
 //! Rows: kase's POR (`SeqCst`, the unfolding), the exhaustive DFS and the
 //! preemption-bounded DFS (capped at `CAP` executions), the revisit
@@ -19,10 +22,13 @@
 //! last column is the growth of the time per operation from the shortest
 //! to the longest length (1.0 = linear).
 
+use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use kase::sync::atomic::{AtomicUsize, Ordering};
 use kase::{thread, Builder, MemoryModel, Strategy};
+
+const HEADING: &str = "## Cost per execution against length";
 
 /// Executions the DFS searches run at most per measurement.
 const CAP: u64 = 200;
@@ -131,6 +137,7 @@ fn best(run: fn(usize) -> u64, n: usize) -> (u64, Duration) {
 fn main() {
     let mut lengths = vec![1000, 2000, 4000, 8000];
     let mut only = String::new();
+    let mut out = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -147,17 +154,20 @@ fn main() {
                     .next()
                     .expect("--only needs part of an explorer's name")
             }
+            "--out" => out = Some(args.next().expect("--out needs a file")),
             other => {
                 eprintln!(
-                    "usage: length [--lengths 1000,2000,...] [--only NAME] (unknown argument {other})"
+                    "usage: length [--lengths 1000,2000,...] [--only NAME] [--out FILE] (unknown \
+                     argument {other})"
                 );
                 std::process::exit(2);
             }
         }
     }
+    let mut md = String::new();
     let header: Vec<String> = lengths.iter().map(|n| format!("n = {n}")).collect();
-    println!("| explorer | {} | growth |", header.join(" | "));
-    println!("|---|{}---:|", "---:|".repeat(lengths.len()));
+    let _ = writeln!(md, "| explorer | {} | growth |", header.join(" | "));
+    let _ = writeln!(md, "|---|{}---:|", "---:|".repeat(lengths.len()));
     for explorer in EXPLORERS.iter().filter(|e| e.name.contains(&only)) {
         let mut cells = Vec::new();
         let mut per_op = Vec::new();
@@ -172,10 +182,28 @@ fn main() {
             ));
         }
         let growth = per_op.last().unwrap() / per_op.first().unwrap();
-        println!(
+        let _ = writeln!(
+            md,
             "| {} | {} | {growth:.2} |",
             explorer.name,
             cells.join(" | ")
         );
+    }
+    print!("{md}");
+    if let Some(path) = out {
+        let section = format!(
+            "{HEADING}\n\nOne thread makes n accesses to an atomic of its own, then stores a flag \
+             main loads once (`kase-bench/src/bin/length.rs`). Each cell: µs per execution \
+             (ns per access), ×executions (the DFS searches capped at {CAP}); growth is the ns \
+             per access at the longest length over the shortest (1.00 = linear). One run, best \
+             of three per cell, release build:\n\n```text\ncargo run --release -p kase-bench \
+             --bin length -- --out BENCHMARKS.md\n```\n\n{md}"
+        );
+        let old = std::fs::read_to_string(&path).unwrap_or_default();
+        if let Err(e) = std::fs::write(&path, kase_bench::replace_section(&old, HEADING, &section))
+        {
+            eprintln!("length: cannot write {path}: {e}");
+            std::process::exit(1);
+        }
     }
 }

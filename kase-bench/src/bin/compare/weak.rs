@@ -202,14 +202,7 @@ pub(super) fn compare(options: &Options) -> ExitCode {
     print!("{section}");
     if let Some(path) = &options.out {
         let old = std::fs::read_to_string(path).unwrap_or_default();
-        let mut new = section_start(&old)
-            .map_or(old.as_str(), |i| &old[..i])
-            .trim_end()
-            .to_string();
-        if !new.is_empty() {
-            new.push_str("\n\n");
-        }
-        new.push_str(&section);
+        let new = kase_bench::replace_section(&old, HEADING, &section);
         if let Err(e) = std::fs::write(path, new) {
             eprintln!("compare: cannot write {path}: {e}");
             return ExitCode::FAILURE;
