@@ -9,6 +9,7 @@
 //! explorers are `por` (the reduction), `exhaustive` (the oracle), `replay`
 //! (a schedule string) and `determinism` (the same schedule twice).
 
+mod budget;
 mod canonical;
 mod determinism;
 mod estimate;

@@ -70,6 +70,8 @@ pub(crate) struct Revisit {
     unsupported: Option<String>,
     /// Executions that ended early.
     redundant: u64,
+    /// The exploration's deadline, checked while computing alternatives.
+    budget: super::budget::Budget,
 }
 
 impl Revisit {
@@ -257,7 +259,12 @@ impl Explorer for Revisit {
             return Ok(false);
         }
         if let Some(grown) = Grown::new(outcome, &self.keys, &self.plan, &self.planned) {
-            let mut plans = grown.alternatives(&self.offered, &self.plan.revisits_of);
+            let mut plans = grown.alternatives(&self.offered, &self.plan.revisits_of, &self.budget);
+            if self.budget.was_hit() {
+                // Out of time while computing them: the exploration ends
+                // here, reported incomplete.
+                return Ok(false);
+            }
             plans.reverse();
             self.held += plans.iter().map(|plan| plan.steps.len()).sum::<usize>();
             self.peak = self.peak.max(self.held);
@@ -276,6 +283,14 @@ impl Explorer for Revisit {
 
     fn redundant(&self) -> u64 {
         self.redundant
+    }
+
+    fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        self.budget.set(deadline);
+    }
+
+    fn interrupted(&self) -> bool {
+        self.budget.was_hit()
     }
 
     fn reduces(&self) -> bool {

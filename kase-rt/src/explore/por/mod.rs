@@ -54,7 +54,6 @@
 //! the engine benchmarks), `fast_hash.rs`, `tests.rs`.
 
 pub(crate) mod bench;
-mod budget;
 mod comb;
 mod extensions;
 mod fast_hash;
@@ -113,7 +112,7 @@ pub(crate) struct Por {
     /// Counters for the report.
     stats: Counters,
     /// The exploration's deadline, checked while computing alternatives.
-    budget: budget::Budget,
+    budget: super::budget::Budget,
     /// A spin over several objects, which the unfolding cannot order (an
     /// event is on one object): the caller explores without reduction.
     unsupported: Option<String>,
@@ -137,7 +136,7 @@ impl Por {
             tree: Tree::default(),
             conflict_cache: Default::default(),
             stats: Counters::default(),
-            budget: budget::Budget::default(),
+            budget: super::budget::Budget::default(),
             shape: Default::default(),
             unsupported: None,
             plan: Plan::default(),

@@ -351,6 +351,7 @@ impl<'a> Grown<'a> {
         &self,
         offered: &HashMap<Key, Offered>,
         flagged: &[usize],
+        budget: &crate::explore::budget::Budget,
     ) -> Vec<Plan> {
         let last = self.replayed.saturating_sub(1);
         // Any order is complete; this one tries the other stores a read can
@@ -358,6 +359,9 @@ impl<'a> Grown<'a> {
         // events' options first (they change the least).
         let (mut forward, mut revisits) = (Vec::new(), Vec::new());
         for s in (0..self.events.len()).rev() {
+            if budget.expired_now() {
+                break; // the caller sees it and stops
+            }
             let new = s >= self.replayed;
             let event = &self.events[s];
             if new {

@@ -1,7 +1,8 @@
-//! The exploration's deadline, seen from inside the explorer: computing the
-//! next alternative (conflicting extensions, spikes, the comb) can take long
-//! on big unfoldings, and `max_duration` must stop it there too, not only
-//! between executions.
+//! The exploration's deadline, seen from inside an explorer: computing what
+//! to run next (POR's conflicting extensions, spikes and comb on a big
+//! unfolding; the revisit explorer's alternatives of a long execution) can
+//! take long, and `max_duration` must stop it there too, not only between
+//! executions.
 
 use std::cell::Cell;
 use std::time::Instant;
@@ -11,7 +12,7 @@ const CLOCK_EVERY: u32 = 256;
 
 /// A deadline checked cheaply from hot loops; once passed it stays passed.
 #[derive(Default)]
-pub(super) struct Budget {
+pub(crate) struct Budget {
     deadline: Option<Instant>,
     checks: Cell<u32>,
     expired: Cell<bool>,
@@ -19,13 +20,13 @@ pub(super) struct Budget {
 
 impl Budget {
     /// Sets (or clears) the deadline.
-    pub(super) fn set(&mut self, deadline: Option<Instant>) {
+    pub(crate) fn set(&mut self, deadline: Option<Instant>) {
         self.deadline = deadline;
     }
 
     /// Whether the deadline has passed (the clock is read at the first call
     /// and then every [`CLOCK_EVERY`] calls).
-    pub(super) fn expired(&self) -> bool {
+    pub(crate) fn expired(&self) -> bool {
         if self.expired.get() {
             return true;
         }
@@ -40,8 +41,17 @@ impl Budget {
         self.expired.get()
     }
 
+    /// Whether the deadline has passed, reading the clock now (for loops
+    /// whose every round may take long).
+    pub(crate) fn expired_now(&self) -> bool {
+        if !self.expired.get() && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.expired.set(true);
+        }
+        self.expired.get()
+    }
+
     /// Whether the deadline was found passed, without checking again.
-    pub(super) fn was_hit(&self) -> bool {
+    pub(crate) fn was_hit(&self) -> bool {
         self.expired.get()
     }
 }
