@@ -1,0 +1,98 @@
+//! loom 0.7's API, explored by kase.
+//!
+//! A crate whose concurrency tests are written against [loom] runs them
+//! under kase by changing one line of its `Cargo.toml`:
+//!
+//! ```toml
+//! [target.'cfg(loom)'.dev-dependencies]
+//! loom = { package = "kase-loom", path = "../kase/kase-loom" }
+//! ```
+//!
+//! The paths and signatures are loom's: [`model`], [`model::Builder`] with
+//! its public fields and `LOOM_*` variables, [`sync`] (with atomics'
+//! `with_mut` and `unsync_load`), [`cell::UnsafeCell`] with
+//! [`ConstPtr`](cell::ConstPtr) / [`MutPtr`](cell::MutPtr), [`thread`],
+//! [`thread_local!`], [`lazy_static!`], [`future::block_on`] and [`hint`].
+//! Behind them is kase: its partial-order reduction (one execution per
+//! behaviour), its spin-loop rule, Rust's memory model for orderings weaker
+//! than `SeqCst`, and its failure reports with a replayable schedule.
+//!
+//! Not there yet: leak tracking of `loom::alloc`'s allocations ([`alloc`]
+//! is std's allocator here), `loom::sync::Notify`, `loom::future::
+//! AtomicWaker`, loom's own `Arc` methods (`from_std`, …: `sync::Arc` is
+//! std's), and the exploration controls `explore`, `skip_branch` and
+//! `stop_exploring`.
+//!
+//! ```
+//! use kase_loom as loom;
+//! use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+//! use loom::sync::Arc;
+//! use loom::thread;
+//!
+//! loom::model(|| {
+//!     let n = Arc::new(AtomicUsize::new(0));
+//!     let n1 = n.clone();
+//!     let t = thread::spawn(move || n1.fetch_add(1, SeqCst));
+//!     n.fetch_add(1, SeqCst);
+//!     t.join().unwrap();
+//!     assert_eq!(n.load(SeqCst), 2);
+//! });
+//! ```
+//!
+//! [loom]: https://docs.rs/loom/0.7
+
+pub mod alloc;
+pub mod cell;
+pub mod model;
+
+pub use model::model;
+
+/// loom's limit on threads per model (kase has none; kept for code that
+/// names it).
+pub const MAX_THREADS: usize = 5;
+
+/// `loom::sync`: kase's instrumented locks, condvars, channels, `Once`
+/// and atomics, and std's `Arc`.
+pub mod sync {
+    pub use kase_rt::sync::*;
+}
+
+/// `loom::thread`: spawning, joining, yielding, parking and thread-locals.
+pub mod thread {
+    pub use kase_rt::thread::*;
+}
+
+/// `loom::hint`: `spin_loop` is a scheduling point.
+pub mod hint {
+    pub use kase_rt::hint::*;
+}
+
+/// `loom::future`: [`block_on`](future::block_on) polls a future on the
+/// current model thread, parking it while the future is pending.
+pub mod future {
+    pub use kase_rt::future::block_on;
+}
+
+/// `thread_local!` whose values live per model thread, reset with every
+/// execution.
+pub use kase_rt::thread_local;
+
+/// loom's `lazy_static!`: each `static ref` is a lazily initialised static
+/// (kase's `LazyLock`), initialised anew in every execution.
+///
+/// ```
+/// use kase_loom as loom;
+/// loom::lazy_static! {
+///     static ref ANSWER: usize = 6 * 7;
+/// }
+/// loom::model(|| assert_eq!(*ANSWER, 42));
+/// ```
+#[macro_export]
+macro_rules! lazy_static {
+    ($(#[$attr:meta])* $vis:vis static ref $name:ident : $t:ty = $init:expr; $($rest:tt)*) => {
+        $(#[$attr])*
+        $vis static $name: $crate::sync::LazyLock<$t> = $crate::sync::LazyLock::new(|| $init);
+        $crate::lazy_static!($($rest)*);
+    };
+    () => {};
+}

@@ -1,0 +1,105 @@
+//! Code written against loom's API, as a crate's `cfg(loom)` tests are,
+//! run by kase through kase-loom.
+
+use kase_loom as loom;
+
+use loom::cell::UnsafeCell;
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::sync::{Arc, Condvar, Mutex};
+use loom::thread;
+
+/// A one-slot mailbox in the style loom suites test: the cell holds the
+/// message, the flag says it is there (`ordering` is the flag's).
+struct Mailbox {
+    full: AtomicUsize,
+    message: UnsafeCell<usize>,
+}
+
+// SAFETY: the flag orders the accesses to the cell (that is what the
+// models check).
+unsafe impl Sync for Mailbox {}
+
+impl Drop for Mailbox {
+    fn drop(&mut self) {
+        // loom's `with_mut` on an atomic through `&mut self`, as
+        // concurrent-queue's `Drop` impls do.
+        self.full.with_mut(|full| *full = 0);
+    }
+}
+
+fn mailbox(store: Ordering, load: Ordering) {
+    let mailbox = Arc::new(Mailbox {
+        full: AtomicUsize::new(0),
+        message: UnsafeCell::new(0),
+    });
+    let sender = mailbox.clone();
+    let t = thread::spawn(move || {
+        sender.message.with_mut(|m| unsafe { *m = 42 });
+        sender.full.store(1, store);
+    });
+    if mailbox.full.load(load) == 1 {
+        // SAFETY: what the model checks.
+        let got = unsafe { *mailbox.message.get().deref() };
+        assert_eq!(got, 42);
+    }
+    t.join().unwrap();
+}
+
+#[test]
+fn release_acquire_handover_passes() {
+    loom::model(|| mailbox(Ordering::Release, Ordering::Acquire));
+}
+
+#[test]
+#[should_panic(expected = "data race")]
+fn a_relaxed_handover_is_a_data_race() {
+    loom::model(|| mailbox(Ordering::Relaxed, Ordering::Relaxed));
+}
+
+#[test]
+fn a_condvar_handshake_with_builder_fields() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(2);
+    builder.max_branches = 10_000;
+    builder.check(|| {
+        let pair = Arc::new((Mutex::new(false), Condvar::new()));
+        let other = pair.clone();
+        thread::spawn(move || {
+            *other.0.lock().unwrap() = true;
+            other.1.notify_one();
+        });
+        let mut ready = pair.0.lock().unwrap();
+        while !*ready {
+            ready = pair.1.wait(ready).unwrap();
+        }
+    });
+}
+
+loom::lazy_static! {
+    static ref COUNTER: AtomicUsize = AtomicUsize::new(0);
+}
+
+loom::thread_local! {
+    static CALLS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+#[test]
+fn lazy_statics_and_thread_locals_start_afresh_in_every_execution() {
+    loom::model(|| {
+        let t = thread::spawn(|| COUNTER.fetch_add(1, Ordering::SeqCst));
+        COUNTER.fetch_add(1, Ordering::SeqCst);
+        t.join().unwrap();
+        // Two increments in this execution, whatever the earlier ones did.
+        assert_eq!(COUNTER.load(Ordering::SeqCst), 2);
+        CALLS.with(|c| c.set(c.get() + 1));
+        assert_eq!(CALLS.with(|c| c.get()), 1);
+    });
+}
+
+#[test]
+fn block_on_runs_a_future() {
+    loom::model(|| {
+        let ready = async { COUNTER.fetch_add(7, Ordering::SeqCst) + 7 };
+        assert_eq!(loom::future::block_on(ready), 7);
+    });
+}
