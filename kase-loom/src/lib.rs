@@ -8,7 +8,7 @@
 //! loom = { package = "kase-loom", path = "../kase/kase-loom" }
 //! ```
 //!
-//! The paths and signatures are loom's: [`model`], [`model::Builder`] with
+//! The paths and signatures are loom's: [`model()`], [`model::Builder`] with
 //! its public fields and `LOOM_*` variables, [`sync`] (with atomics'
 //! `with_mut` and `unsync_load`), [`cell::UnsafeCell`] with
 //! [`ConstPtr`](cell::ConstPtr) / [`MutPtr`](cell::MutPtr), [`thread`],

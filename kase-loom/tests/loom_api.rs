@@ -1,6 +1,10 @@
 //! Code written against loom's API, as a crate's `cfg(loom)` tests are,
 //! run by kase through kase-loom.
 
+// The unsafe blocks dereference a cell's pointer; whether those accesses
+// are ordered is exactly what these tests ask kase.
+#![allow(clippy::undocumented_unsafe_blocks)]
+
 use kase_loom as loom;
 
 use loom::cell::UnsafeCell;
