@@ -10,6 +10,8 @@
 //! execution costs a quadratic, not a cubic), and `psc` is empty without a
 //! `SeqCst` event.
 
+#[cfg(test)]
+mod reference;
 mod relation;
 #[cfg(test)]
 mod tests;
@@ -263,44 +265,130 @@ fn same_location(graph: &Graph, a: usize, b: usize) -> bool {
     location.is_some() && location == graph.events[b].access.location()
 }
 
-/// `scb = po ∪ (po|≠loc ; hb ; po|≠loc) ∪ hb|loc ∪ mo ∪ fr`.
-fn scb(graph: &Graph, relations: &Relations) -> Relation {
-    let Relations { hb, .. } = relations;
-    // The full relations from their immediate steps.
-    let po = relations.po.closure();
-    let mo = relations.mo.closure();
-    let fr = relations.fr.then(&mo.clone().reflexive());
-    let po_elsewhere = po.filter(|a, b| !same_location(graph, a, b));
-    let hb_here = hb.filter(|a, b| same_location(graph, a, b));
-    po.clone()
-        .union(&po_elsewhere.then(hb).then(&po_elsewhere))
-        .union(&hb_here)
-        .union(&mo)
-        .union(&fr)
-}
-
 /// `psc = psc_base ∪ psc_F`, over SeqCst events, where
 /// `psc_base = ([E^sc] ∪ [F^sc] ; hb?) ; scb ; ([E^sc] ∪ hb? ; [F^sc])` and
 /// `psc_F = [F^sc] ; (hb ∪ hb ; eco ; hb) ; [F^sc]`.
+///
+/// Computed per SeqCst event as images of sets rather than as compositions
+/// of whole relations: the events `x` reaches through `[E^sc] ∪ [F^sc] ;
+/// hb?`, their image under `scb` (each part of `scb` in turn), then which
+/// SeqCst events that image reaches through the last factor. The same
+/// relation, in time proportional to the SeqCst events times n²/64 instead
+/// of n³/64.
 fn psc(graph: &Graph, relations: &Relations) -> Relation {
+    let psc = psc_by_event(graph, relations);
+    #[cfg(test)]
+    assert_eq!(
+        psc,
+        reference::psc(graph, relations),
+        "psc differs from its definition"
+    );
+    psc
+}
+
+fn psc_by_event(graph: &Graph, relations: &Relations) -> Relation {
     let Relations { hb, eco, .. } = relations;
     let events = &graph.events;
     let n = events.len();
-    if !events.iter().any(|e| e.is_sc_access() || e.is_sc_fence()) {
-        // No SeqCst event: nothing to order.
-        return Relation::empty(n);
+    let sc: Vec<usize> = (0..n)
+        .filter(|&e| events[e].is_sc_access() || events[e].is_sc_fence())
+        .collect();
+    let mut psc = Relation::empty(n);
+    if sc.is_empty() {
+        return psc; // no SeqCst event: nothing to order
     }
-    let hb_opt = |a: usize, b: usize| a == b || hb.contains(a, b);
-    let into = Relation::from_fn(n, |x, a| {
-        (x == a && events[a].is_sc_access()) || (events[x].is_sc_fence() && hb_opt(x, a))
-    });
-    let out_of = Relation::from_fn(n, |b, y| {
-        (b == y && events[b].is_sc_access()) || (events[y].is_sc_fence() && hb_opt(b, y))
-    });
-    let base = into.then(&scb(graph, relations)).then(&out_of);
-    let fences = hb
-        .clone()
-        .union(&hb.then(eco).then(hb))
-        .filter(|a, b| events[a].is_sc_fence() && events[b].is_sc_fence());
-    base.union(&fences)
+    let parts = ScbParts::new(graph, relations);
+    let words = n.div_ceil(64);
+    let singleton = |e: usize| {
+        let mut set = vec![0u64; words];
+        set[e / 64] |= 1 << (e % 64);
+        set
+    };
+    // For each SeqCst event y, the events b with `([E^sc] ∪ hb? ; [F^sc])(b, y)`.
+    let before_fence = |y: usize| {
+        let mut set = singleton(y);
+        for b in 0..n {
+            if hb.contains(b, y) {
+                set[b / 64] |= 1 << (b % 64);
+            }
+        }
+        set
+    };
+    let ends: Vec<Vec<u64>> = sc
+        .iter()
+        .map(|&y| {
+            if events[y].is_sc_fence() {
+                before_fence(y)
+            } else {
+                singleton(y)
+            }
+        })
+        .collect();
+    let meets = |a: &[u64], b: &[u64]| a.iter().zip(b).any(|(x, y)| x & y != 0);
+    for &x in &sc {
+        // `([E^sc] ∪ [F^sc] ; hb?)` from x.
+        let mut start = singleton(x);
+        if events[x].is_sc_fence() {
+            for (dst, src) in start.iter_mut().zip(hb.row_set(x)) {
+                *dst |= src;
+            }
+        }
+        let reached = parts.image(&start);
+        for (&y, end) in sc.iter().zip(&ends) {
+            if meets(&reached, end) {
+                psc.add(x, y);
+            }
+        }
+        if events[x].is_sc_fence() {
+            // psc_F: hb ∪ hb ; eco ; hb, between fences.
+            let after = hb.image(&eco.image(hb.row_set(x)));
+            for &y in sc.iter().filter(|&&y| events[y].is_sc_fence()) {
+                if hb.contains(x, y) || after[y / 64] & (1 << (y % 64)) != 0 {
+                    psc.add(x, y);
+                }
+            }
+        }
+    }
+    psc
+}
+
+/// The parts of `scb = po ∪ po|≠loc ; hb ; po|≠loc ∪ hb|loc ∪ mo ∪ fr`,
+/// to take images of sets under it.
+struct ScbParts<'a> {
+    po: Relation,
+    po_elsewhere: Relation,
+    hb: &'a Relation,
+    hb_here: Relation,
+    mo: Relation,
+    fr: Relation,
+}
+
+impl<'a> ScbParts<'a> {
+    fn new(graph: &Graph, relations: &'a Relations) -> Self {
+        let po = relations.po.closure();
+        let mo = relations.mo.closure();
+        let fr = relations.fr.then(&mo.clone().reflexive());
+        ScbParts {
+            po_elsewhere: po.filter(|a, b| !same_location(graph, a, b)),
+            hb_here: relations.hb.filter(|a, b| same_location(graph, a, b)),
+            hb: &relations.hb,
+            po,
+            mo,
+            fr,
+        }
+    }
+
+    /// The events some member of `set` is related to by `scb`.
+    fn image(&self, set: &[u64]) -> Vec<u64> {
+        let through_hb = self
+            .po_elsewhere
+            .image(&self.hb.image(&self.po_elsewhere.image(set)));
+        let mut out = through_hb;
+        for part in [&self.po, &self.hb_here, &self.mo, &self.fr] {
+            for (dst, src) in out.iter_mut().zip(part.image(set)) {
+                *dst |= src;
+            }
+        }
+        out
+    }
 }

@@ -10,6 +10,24 @@ pub(crate) struct Relation {
     bits: Vec<u64>,
 }
 
+/// The members of a bitset, in increasing order.
+pub(crate) fn members(set: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    set.iter()
+        .enumerate()
+        .filter(|(_, &word)| word != 0)
+        .flat_map(|(w, &word)| {
+            // The set bits, lowest first.
+            let mut rest = word;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let bit = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    w * 64 + bit
+                })
+            })
+        })
+}
+
 impl Relation {
     /// The empty relation over `0..n`.
     pub(crate) fn empty(n: usize) -> Self {
@@ -63,21 +81,24 @@ impl Relation {
 
     /// The events `a` is related to, in increasing order.
     pub(crate) fn successors(&self, a: usize) -> impl Iterator<Item = usize> + '_ {
+        members(self.row(a))
+    }
+
+    /// `a`'s row: the set of events `a` is related to, as a bitset.
+    pub(crate) fn row_set(&self, a: usize) -> &[u64] {
         self.row(a)
-            .iter()
-            .enumerate()
-            .filter(|(_, &word)| word != 0)
-            .flat_map(|(w, &word)| {
-                // The set bits, lowest first.
-                let mut rest = word;
-                std::iter::from_fn(move || {
-                    (rest != 0).then(|| {
-                        let bit = rest.trailing_zeros() as usize;
-                        rest &= rest - 1;
-                        w * 64 + bit
-                    })
-                })
-            })
+    }
+
+    /// The events some member of `set` (a bitset the length of a row) is
+    /// related to.
+    pub(crate) fn image(&self, set: &[u64]) -> Vec<u64> {
+        let mut out = vec![0; self.words];
+        for a in members(set) {
+            for (dst, src) in out.iter_mut().zip(self.row(a)) {
+                *dst |= src;
+            }
+        }
+        out
     }
 
     /// `self ∪ other`.
