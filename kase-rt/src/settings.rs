@@ -71,6 +71,28 @@ pub(crate) struct Settings {
     /// Test hook: kase's own code panics with an internal error at this
     /// step of this execution (both 1-based).
     pub internal_error_at: Option<(u64, u64)>,
+    /// What earlier, discarded explorations of the same call already used
+    /// of the budgets (`max_executions`, `max_duration` hold for the whole
+    /// call, and messages name the budgets as the user set them).
+    pub spent: Spent,
+}
+
+/// Executions run and time taken before the current exploration, in the
+/// same `explore` call.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Spent {
+    pub executions: u64,
+    pub time: Duration,
+}
+
+impl Spent {
+    /// This, plus `executions` more run in `time` more.
+    pub(crate) fn plus(self, executions: u64, time: Duration) -> Spent {
+        Spent {
+            executions: self.executions + executions,
+            time: self.time + time,
+        }
+    }
 }
 
 impl Default for Settings {
@@ -98,6 +120,7 @@ impl Default for Settings {
             peeking: DEFAULT_PEEKING,
             memory_model: MemoryModel::default(),
             internal_error_at: None,
+            spent: Spent::default(),
         }
     }
 }

@@ -52,6 +52,37 @@ fn max_executions_makes_the_report_incomplete() {
     assert!(full.executions() > 2);
 }
 
+#[test]
+fn budgets_are_named_as_set_when_an_exploration_is_redone() {
+    // A Relaxed access discards the interleaving exploration (one
+    // execution) and explores graphs: the budget holds for both, and the
+    // report names it as the user set it, not what was left of it.
+    let model = || {
+        let x = Arc::new(AtomicUsize::new(0));
+        let hs: Vec<_> = (0..3)
+            .map(|_| {
+                let x = x.clone();
+                thread::spawn(move || x.fetch_add(1, Relaxed))
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    };
+    let cut = Builder::new().max_executions(3).explore(model);
+    assert_eq!(cut.discarded_executions(), 1, "{cut}");
+    assert_eq!(cut.executions(), 3);
+    let text = cut.to_string();
+    assert!(text.contains("stopped by max_executions = 3"), "{text}");
+    assert!(
+        cut.warnings()
+            .iter()
+            .any(|w| w.contains("stopped by max_executions = 3 after 3 executions")),
+        "{:?}",
+        cut.warnings()
+    );
+}
+
 /// Three threads incrementing one atomic: six executions.
 fn three_increments() {
     let x = Arc::new(AtomicUsize::new(0));

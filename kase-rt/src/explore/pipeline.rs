@@ -291,23 +291,13 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
     let start = Instant::now();
     loop {
         // The budgets hold for what was discarded too.
-        let restarted = discarded > 0;
+        let spent = match discarded {
+            0 => config.spent,
+            _ => config.spent.plus(discarded, start.elapsed()),
+        };
         let settings = Settings {
             peeking: runner.peeking(),
-            max_executions: config.max_executions.map(|m| {
-                if restarted {
-                    m.saturating_sub(discarded)
-                } else {
-                    m
-                }
-            }),
-            max_duration: config.max_duration.map(|max| {
-                if restarted {
-                    max.saturating_sub(start.elapsed())
-                } else {
-                    max
-                }
-            }),
+            spent,
             ..config.clone()
         };
         let mut explored = explore(
@@ -394,12 +384,8 @@ fn deepen(
     loop {
         let settings = Settings {
             preemption_bound: Some(round),
-            max_duration: config
-                .max_duration
-                .map(|max| max.saturating_sub(start.elapsed())),
-            max_executions: config
-                .max_executions
-                .map(|max| max.saturating_sub(executions)),
+            // The budgets hold for all rounds together.
+            spent: config.spent.plus(executions, start.elapsed()),
             // Once peeking was found unsafe for this model, it stays off.
             peeking,
             ..config.clone()

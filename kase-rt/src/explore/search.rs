@@ -35,30 +35,38 @@ pub(super) fn explore(
         memory_model: config.memory_model,
         ..Report::empty()
     };
-    explorer.set_deadline(config.max_duration.map(|max| start + max));
+    // The budgets hold for the whole call: less of them is left after
+    // explorations it discarded.
+    let spent = config.spent;
+    let deadline = config
+        .max_duration
+        .map(|max| start + max.saturating_sub(spent.time));
+    explorer.set_deadline(deadline);
     // Signs that kase cannot see the model, from its first execution.
     let mut unseen = Vec::new();
     let test = config.test.as_ref().map(|t| t.full_name());
     loop {
         if let Some(max) = config
             .max_executions
-            .filter(|&max| report.executions >= max)
+            .filter(|&max| spent.executions + report.executions >= max)
         {
             report.stopped_by = Some(format!("max_executions = {max}"));
             break;
         }
-        if let Some(max) = config.max_duration.filter(|&max| start.elapsed() >= max) {
+        if let Some(max) = config
+            .max_duration
+            .filter(|&max| spent.time + start.elapsed() >= max)
+        {
             report.stopped_by = Some(format!("max_duration = {max:?}"));
             break;
         }
-        let deadline = config.max_duration.map(|max| start + max);
         let os_threads = (report.executions == 0).then(|| OsThreads::first_of(test.as_deref()));
         let Some(mut outcome) = runner.execute_until(&mut *explorer, deadline) else {
             // An execution still running at the deadline: cut, not counted.
             let max = config.max_duration.unwrap_or_default();
             report.stopped_by = Some(format!(
                 "max_duration = {max:?} (during execution {})",
-                report.executions + 1
+                spent.executions + report.executions + 1
             ));
             break;
         };
@@ -139,7 +147,7 @@ pub(super) fn explore(
                 let max = config.max_duration.unwrap_or_default();
                 report.stopped_by = Some(format!(
                     "max_duration = {max:?} (while computing what to run after execution {})",
-                    report.executions
+                    spent.executions + report.executions
                 ));
             } else {
                 // Within the bound everything was explored; beyond it only
@@ -167,7 +175,7 @@ pub(super) fn explore(
         let warning = format!(
             "kase: WARNING: exploration stopped by {budget} after {} executions; the result is INCOMPLETE \
              (behaviours may be left unexplored). Raise the budget to explore everything{}.",
-            report.executions,
+            spent.executions + report.executions,
             if config.allow_incomplete {
                 ""
             } else {
