@@ -75,6 +75,19 @@ pub mod shuttle_models {
     }
 }
 
+/// The fastest of `repeat` runs of `f`: what it returned (the executions it
+/// ran) and how long it took.
+pub fn fastest_of(repeat: usize, mut f: impl FnMut() -> u64) -> (u64, std::time::Duration) {
+    (0..repeat)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            let executions = f();
+            (executions, start.elapsed())
+        })
+        .min_by_key(|&(_, time)| time)
+        .expect("at least one run")
+}
+
 /// `text` (a markdown file) with its section under `heading` (a `## `
 /// line) replaced by `section`, or `section` appended if it has none; the
 /// sections after it stay (several binaries write their own sections of

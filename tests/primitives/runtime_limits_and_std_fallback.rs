@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use kase::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU8, AtomicUsize, Ordering::*};
+use kase::sync::atomic::{
+    AtomicBool, AtomicI64, AtomicPtr, AtomicU8, AtomicUsize, Ordering, Ordering::*,
+};
 use kase::sync::{Arc, Mutex, TryLockError};
 use kase::{thread, Builder};
 
@@ -27,18 +29,7 @@ fn sixty_four_threads_run_in_one_model() {
 
 #[test]
 fn max_executions_makes_the_report_incomplete() {
-    let model = || {
-        let x = Arc::new(AtomicUsize::new(0));
-        let hs: Vec<_> = (0..3)
-            .map(|_| {
-                let x = x.clone();
-                thread::spawn(move || x.fetch_add(1, SeqCst))
-            })
-            .collect();
-        for h in hs {
-            h.join().unwrap();
-        }
-    };
+    let model = three_increments;
     let cut = Builder::new().max_executions(2).explore(model);
     assert!(!cut.complete());
     assert_eq!(cut.executions(), 2);
@@ -57,18 +48,7 @@ fn budgets_are_named_as_set_when_an_exploration_is_redone() {
     // A Relaxed access discards the interleaving exploration (one
     // execution) and explores graphs: the budget holds for both, and the
     // report names it as the user set it, not what was left of it.
-    let model = || {
-        let x = Arc::new(AtomicUsize::new(0));
-        let hs: Vec<_> = (0..3)
-            .map(|_| {
-                let x = x.clone();
-                thread::spawn(move || x.fetch_add(1, Relaxed))
-            })
-            .collect();
-        for h in hs {
-            h.join().unwrap();
-        }
-    };
+    let model = || increments(Relaxed);
     let cut = Builder::new().max_executions(3).explore(model);
     assert_eq!(cut.discarded_executions(), 1, "{cut}");
     assert_eq!(cut.executions(), 3);
@@ -83,18 +63,23 @@ fn budgets_are_named_as_set_when_an_exploration_is_redone() {
     );
 }
 
-/// Three threads incrementing one atomic: six executions.
-fn three_increments() {
+/// Three threads incrementing one atomic with `order`.
+fn increments(order: Ordering) {
     let x = Arc::new(AtomicUsize::new(0));
     let hs: Vec<_> = (0..3)
         .map(|_| {
             let x = x.clone();
-            thread::spawn(move || x.fetch_add(1, SeqCst))
+            thread::spawn(move || x.fetch_add(1, order))
         })
         .collect();
     for h in hs {
         h.join().unwrap();
     }
+}
+
+/// Three threads incrementing one atomic: six executions.
+fn three_increments() {
+    increments(SeqCst);
 }
 
 /// The two modes of an incomplete exploration: `check` (so `kase::model`

@@ -23,7 +23,6 @@
 //! to the longest length (1.0 = linear).
 
 use std::fmt::Write as _;
-use std::time::{Duration, Instant};
 
 use kase::sync::atomic::{AtomicUsize, Ordering};
 use kase::{thread, Builder, MemoryModel, Strategy};
@@ -122,18 +121,6 @@ const EXPLORERS: &[Explorer] = &[
     },
 ];
 
-/// The fastest of three runs: executions and time.
-fn best(run: fn(usize) -> u64, n: usize) -> (u64, Duration) {
-    (0..3)
-        .map(|_| {
-            let start = Instant::now();
-            let executions = run(n);
-            (executions, start.elapsed())
-        })
-        .min_by_key(|&(_, time)| time)
-        .expect("three runs")
-}
-
 fn main() {
     let mut lengths = vec![1000, 2000, 4000, 8000];
     let mut only = String::new();
@@ -172,7 +159,7 @@ fn main() {
         let mut cells = Vec::new();
         let mut per_op = Vec::new();
         for &n in &lengths {
-            let (executions, time) = best(explorer.run, n);
+            let (executions, time) = kase_bench::fastest_of(3, || (explorer.run)(n));
             let per_execution = time.as_secs_f64() / executions.max(1) as f64;
             per_op.push(per_execution / n as f64);
             cells.push(format!(

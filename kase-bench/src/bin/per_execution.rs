@@ -17,7 +17,7 @@
 //! execution time is the comparable figure.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kase::Strategy;
 use kase_bench::catalog;
@@ -52,18 +52,9 @@ impl Run {
 }
 
 /// The fastest of `repeat` runs of `f`.
-fn best(repeat: usize, mut f: impl FnMut() -> u64) -> Run {
-    (0..repeat)
-        .map(|_| {
-            let start = Instant::now();
-            let executions = f();
-            Run {
-                executions,
-                time: start.elapsed(),
-            }
-        })
-        .min_by_key(|r| r.time)
-        .expect("at least one run")
+fn best(repeat: usize, f: impl FnMut() -> u64) -> Run {
+    let (executions, time) = kase_bench::fastest_of(repeat, f);
+    Run { executions, time }
 }
 
 fn kase(program: &'static catalog::Program, params: &'static [usize], strategy: Strategy) -> u64 {

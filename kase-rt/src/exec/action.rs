@@ -59,6 +59,18 @@ pub enum ObjectKind {
     Data,
 }
 
+impl ObjectKind {
+    /// How reports and messages name object `o` of this kind (`atomic#3`,
+    /// `rwlock#2`; a thread object, named by its thread elsewhere, is an
+    /// `object#`).
+    pub(crate) fn label(self, o: ObjectIdx) -> String {
+        match self {
+            ObjectKind::Thread => format!("object#{}", o.0),
+            kind => format!("{}#{}", format!("{kind:?}").to_ascii_lowercase(), o.0),
+        }
+    }
+}
+
 /// The kind of a visible operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum OpKind {

@@ -472,7 +472,7 @@ impl Execution {
         match thread.wait {
             SpinWait::On { object, .. } => Some(object),
             SpinWait::Several(_) => {
-                self.waited_on_several |= self.weak.is_none();
+                self.waited_on_several |= !self.weak_on();
                 None
             }
             _ => None,

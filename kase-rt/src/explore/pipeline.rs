@@ -290,14 +290,10 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
     let (mut reduced, mut because) = (true, None);
     let start = Instant::now();
     loop {
-        // The budgets hold for what was discarded too.
-        let spent = match discarded {
-            0 => config.spent,
-            _ => config.spent.plus(discarded, start.elapsed()),
-        };
         let settings = Settings {
             peeking: runner.peeking(),
-            spent,
+            // The budgets hold for what was discarded too.
+            spent: config.spent.plus(discarded, start.elapsed()),
             ..config.clone()
         };
         let mut explored = explore(

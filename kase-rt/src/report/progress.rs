@@ -223,9 +223,10 @@ fn approximately(n: f64) -> String {
 
 /// A duration in seconds, roughly, in the largest unit that fits.
 fn span(secs: f64) -> String {
+    // Unit symbols follow the number directly, words after a space.
     const UNITS: [(f64, &str); 5] = [
-        (365.0 * 86_400.0, "years"),
-        (86_400.0, "days"),
+        (365.0 * 86_400.0, " years"),
+        (86_400.0, " days"),
         (3_600.0, "h"),
         (60.0, "min"),
         (1.0, "s"),
@@ -239,11 +240,8 @@ fn span(secs: f64) -> String {
         .find(|&(unit, _)| secs >= unit)
         .unwrap_or((1.0, "s"));
     let value = secs / unit;
-    if value < 10.0 {
-        format!("{value:.1}{}{name}", if name.len() > 3 { " " } else { "" })
-    } else {
-        format!("{value:.0}{}{name}", if name.len() > 3 { " " } else { "" })
-    }
+    let decimals = usize::from(value < 10.0);
+    format!("{value:.decimals$}{name}")
 }
 
 fn executions(n: u64) -> String {

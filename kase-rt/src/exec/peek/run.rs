@@ -220,9 +220,6 @@ impl Execution {
     /// kase's own source.
     fn user_site(&self, event: usize, object: ObjectIdx) -> super::Site {
         let e = &self.events[event];
-        let kind = |o: ObjectIdx| {
-            format!("{:?}#{}", self.objects[o.0 as usize].kind(), o.0).to_ascii_lowercase()
-        };
         match e.call.as_deref() {
             Some(call) => super::Site {
                 what: format!("{}#{}", call.noun, call.object.unwrap_or(object).0),
@@ -230,7 +227,7 @@ impl Execution {
                 location: call.location,
             },
             None => super::Site {
-                what: kind(object),
+                what: self.objects[object.0 as usize].kind().label(object),
                 call: None,
                 location: e.location,
             },

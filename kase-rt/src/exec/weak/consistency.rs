@@ -130,6 +130,8 @@ fn po_steps(graph: &Graph) -> Relation {
     po
 }
 
+/// Reads-from: a write to each read that reads it (the initial value is no
+/// event, so reading it gives no edge).
 fn rf(graph: &Graph) -> Relation {
     let mut rf = Relation::empty(graph.events.len());
     for (r, node) in graph.events.iter().enumerate() {
@@ -180,6 +182,8 @@ fn fr_steps(graph: &Graph) -> Relation {
     fr
 }
 
+/// C++20 release sequences, `[W] ; (rf ; rmw)*`: a write to itself and to
+/// every RMW of the chain reading from it.
 fn rs(graph: &Graph, rf: &Relation) -> Relation {
     let n = graph.events.len();
     let into_rmw = rf.filter(|_, b| matches!(graph.events[b].access, Access::Rmw { .. }));
@@ -329,7 +333,7 @@ fn psc_by_event(graph: &Graph, relations: &Relations) -> Relation {
         // `([E^sc] ∪ [F^sc] ; hb?)` from x.
         let mut start = singleton(x);
         if events[x].is_sc_fence() {
-            for (dst, src) in start.iter_mut().zip(hb.row_set(x)) {
+            for (dst, src) in start.iter_mut().zip(hb.row(x)) {
                 *dst |= src;
             }
         }
@@ -341,7 +345,7 @@ fn psc_by_event(graph: &Graph, relations: &Relations) -> Relation {
         }
         if events[x].is_sc_fence() {
             // psc_F: hb ∪ hb ; eco ; hb, between fences.
-            let after = hb.image(&eco.image(hb.row_set(x)));
+            let after = hb.image(&eco.image(hb.row(x)));
             for &y in sc.iter().filter(|&&y| events[y].is_sc_fence()) {
                 if hb.contains(x, y) || after[y / 64] & (1 << (y % 64)) != 0 {
                     psc.add(x, y);

@@ -496,7 +496,7 @@ fn several_objects(exec: &Execution) -> String {
         .map(|(t, objects)| {
             let objects: Vec<String> = objects
                 .iter()
-                .map(|&o| format!("{:?}#{}", exec.object_kind(o), o.0).to_ascii_lowercase())
+                .map(|&o| exec.object_kind(o).label(o))
                 .collect();
             let at = exec
                 .thread(t)

@@ -57,9 +57,8 @@ impl Names<'_> {
     /// An object's name in a report (`atomic#3`).
     pub(crate) fn object_name(&self, o: ObjectIdx) -> String {
         match self.objects.get(o.0 as usize) {
-            Some(ObjectKind::Cell) => format!("cell#{}", o.0),
-            Some(ObjectKind::Thread) | None => format!("object#{}", o.0),
-            Some(kind) => format!("{}#{}", format!("{kind:?}").to_ascii_lowercase(), o.0),
+            Some(kind) => kind.label(o),
+            None => format!("object#{}", o.0),
         }
     }
 

@@ -67,7 +67,8 @@ impl Relation {
         self.bits[a * self.words + b / 64] & (1 << (b % 64)) != 0
     }
 
-    fn row(&self, a: usize) -> &[u64] {
+    /// `a`'s row: the set of events `a` is related to, as a bitset.
+    pub(crate) fn row(&self, a: usize) -> &[u64] {
         &self.bits[a * self.words..(a + 1) * self.words]
     }
 
@@ -82,11 +83,6 @@ impl Relation {
     /// The events `a` is related to, in increasing order.
     pub(crate) fn successors(&self, a: usize) -> impl Iterator<Item = usize> + '_ {
         members(self.row(a))
-    }
-
-    /// `a`'s row: the set of events `a` is related to, as a bitset.
-    pub(crate) fn row_set(&self, a: usize) -> &[u64] {
-        self.row(a)
     }
 
     /// The events some member of `set` (a bitset the length of a row) is
