@@ -138,7 +138,8 @@
 //! ## Features
 //!
 //! - `model` (default): kase's instrumented shims under `kase::sync`,
-//!   `kase::thread`, `kase::cell`, `kase::hint`, `kase::future` (they
+//!   `kase::thread`, `kase::cell`, `kase::hint`, `kase::future`,
+//!   `kase::alloc` (they
 //!   behave exactly like std outside a model run) and the model checker.
 //!   Without it they are plain re-exports of std (plus a park-based
 //!   `future::block_on` and `sync::atomic::AtomicExt` for loom's atomic
@@ -158,7 +159,7 @@ pub use kase_macros::{instrument, test};
 #[cfg(feature = "model")]
 pub use kase_rt::thread_local;
 #[cfg(feature = "model")]
-pub use kase_rt::{cell, future, hint, sync, thread};
+pub use kase_rt::{alloc, cell, future, hint, sync, thread};
 #[cfg(feature = "model")]
 pub use kase_rt::{
     model, Alternatives, Builder, Failure, FailureKind, GraphExplorer, MemoryModel, Persist,
@@ -191,6 +192,13 @@ pub mod future {
 #[cfg(not(feature = "model"))]
 pub mod thread {
     pub use std::thread::*;
+}
+
+/// `std::alloc`'s `alloc`, `alloc_zeroed`, `dealloc` and `Layout`,
+/// re-exported (the `model` feature is off).
+#[cfg(not(feature = "model"))]
+pub mod alloc {
+    pub use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
 }
 
 /// `std::cell`, re-exported (the `model` feature is off): tracked

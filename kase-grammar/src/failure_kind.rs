@@ -2,7 +2,7 @@
 
 /// The failure kinds, as `expect = "..."` lists them.
 pub const FAILURE_KINDS_EXPECTED: &str =
-    "\"panic\", \"deadlock\", \"data race\", \"livelock\", \"leak\" or \"nondeterminism\"";
+    "\"panic\", \"deadlock\", \"data race\", \"livelock\", \"leak\", \"use after free\" or \"nondeterminism\"";
 
 /// A failure kind a test can expect: the user-visible kinds of
 /// `kase::FailureKind` (not `Internal`, a bug in kase), by the name its
@@ -19,18 +19,21 @@ pub enum FailureKindName {
     Livelock,
     /// `"leak"`.
     Leak,
+    /// `"use after free"`.
+    UseAfterFree,
     /// `"nondeterminism"`.
     Nondeterminism,
 }
 
 impl FailureKindName {
     /// Every kind, in the order of [`FAILURE_KINDS_EXPECTED`].
-    pub const ALL: [FailureKindName; 6] = [
+    pub const ALL: [FailureKindName; 7] = [
         FailureKindName::Panic,
         FailureKindName::Deadlock,
         FailureKindName::DataRace,
         FailureKindName::Livelock,
         FailureKindName::Leak,
+        FailureKindName::UseAfterFree,
         FailureKindName::Nondeterminism,
     ];
 
@@ -54,6 +57,7 @@ impl FailureKindName {
             FailureKindName::DataRace => "data race",
             FailureKindName::Livelock => "livelock",
             FailureKindName::Leak => "leak",
+            FailureKindName::UseAfterFree => "use after free",
             FailureKindName::Nondeterminism => "nondeterminism",
         }
     }
@@ -66,6 +70,7 @@ impl FailureKindName {
             FailureKindName::DataRace => "DataRace",
             FailureKindName::Livelock => "Livelock",
             FailureKindName::Leak => "Leak",
+            FailureKindName::UseAfterFree => "UseAfterFree",
             FailureKindName::Nondeterminism => "Nondeterminism",
         }
     }
@@ -81,7 +86,7 @@ mod tests {
             assert_eq!(FailureKindName::parse(kind.name()), Some(kind));
             assert!(FAILURE_KINDS_EXPECTED.contains(&format!("\"{}\"", kind.name())));
         }
-        assert_eq!(FAILURE_KINDS_EXPECTED.matches('"').count(), 2 * 6);
+        assert_eq!(FAILURE_KINDS_EXPECTED.matches('"').count(), 2 * 7);
         for wrong in ["crash", "datarace", "Panic", " panic", "internal error", ""] {
             assert_eq!(FailureKindName::parse(wrong), None, "{wrong:?}");
         }

@@ -7,7 +7,7 @@
 //! | value | grammar | where |
 //! |---|---|---|
 //! | duration | [`duration`]: a number (digits, `_` allowed, an optional `.` fraction) and an optional unit `ns`, `us`/`µs`, `ms`, `s`, `m`/`min`, `h`; no unit means seconds: `30s`, `500ms`, `1.5s`, `2m`, `2min`, `1h`, `30` | `KASE_MAX_DURATION`, `max_duration = "..."` |
-//! | failure kind | [`FailureKindName`]: `panic`, `deadlock`, `data race`, `livelock`, `leak`, `nondeterminism` | `expect = "..."` |
+//! | failure kind | [`FailureKindName`]: `panic`, `deadlock`, `data race`, `livelock`, `leak`, `use after free`, `nondeterminism` | `expect = "..."` |
 //! | schedule | [`schedule`]: `kase1:` (or `kase1p:`, recorded with peeking) and thread numbers separated by `.`: `kase1:1.0.0` | `KASE_REPLAY`, `replay = "..."`, `Builder::replay` |
 //!
 //! Surrounding whitespace is ignored in durations and schedules (failure

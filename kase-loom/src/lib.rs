@@ -12,13 +12,16 @@
 //! its public fields and `LOOM_*` variables, [`sync`] (with atomics'
 //! `with_mut` and `unsync_load`), [`cell::UnsafeCell`] with
 //! [`ConstPtr`](cell::ConstPtr) / [`MutPtr`](cell::MutPtr), [`thread`],
-//! [`thread_local!`], [`lazy_static!`], [`future::block_on`] and [`hint`].
+//! [`thread_local!`], [`lazy_static!`], [`future::block_on`], [`hint`] and
+//! [`alloc`] (with [`Track`](alloc::Track)).
 //! Behind them is kase: its partial-order reduction (one execution per
 //! behaviour), its spin-loop rule, Rust's memory model for orderings weaker
 //! than `SeqCst`, and its failure reports with a replayable schedule.
+//! Beyond loom, a free through [`alloc::dealloc`] is a write to everything
+//! in the block: an access that races with it is a data race, and one after
+//! it a use after free, each reported with the free and the access.
 //!
-//! Not there yet: leak tracking of `loom::alloc`'s allocations ([`alloc`]
-//! is std's allocator here), `loom::sync::Notify`, `loom::future::
+//! Not there yet: `loom::sync::Notify`, `loom::future::
 //! AtomicWaker`, loom's own `Arc` methods (`from_std`, …: `sync::Arc` is
 //! std's), and the exploration controls `explore`, `skip_branch` and
 //! `stop_exploring`.

@@ -112,7 +112,7 @@ use rewrite::Rewriter;
 /// | `max_steps` | integer | `.max_steps(n)` |
 /// | `stack_size` | integer (bytes) | `.stack_size(n)` |
 /// | `replay` | `"kase1:..."` from a report | `.replay(s)` |
-/// | `expect` | `"panic"` \| `"deadlock"` \| `"data race"` \| `"livelock"` \| `"leak"` \| `"nondeterminism"` | see below |
+/// | `expect` | `"panic"` \| `"deadlock"` \| `"data race"` \| `"livelock"` \| `"leak"` \| `"use after free"` \| `"nondeterminism"` | see below |
 /// | `persist` | `bool` (default `true`) | `false`: `.persist(Persist::Off)` |
 /// | `crate` | `"path"` to kase, for a renamed dependency (default `::kase`) | |
 /// | `peeking` | `bool` (default `true`) | `.peeking(…)`: critical-section peeking |
@@ -123,7 +123,7 @@ use rewrite::Rewriter;
 /// `expect = "kind"` inverts the test: it runs `.explore(...)` and passes
 /// only if kase found a failure of that kind, failing with the report
 /// otherwise. The kinds: `"panic"`, `"deadlock"`, `"data race"`,
-/// `"livelock"`, `"leak"`, `"nondeterminism"`.
+/// `"livelock"`, `"leak"`, `"use after free"`, `"nondeterminism"`.
 ///
 /// # Regression files
 ///

@@ -112,6 +112,16 @@ pub mod sync {
     }
 }
 
+/// Drop-in replacements for `std::alloc`'s `alloc`, `alloc_zeroed` and
+/// `dealloc`, tracked in a model: freeing a block is a write to every atomic,
+/// cell and lock in it (an access racing with the free is a data race, one
+/// after it a [`FailureKind::UseAfterFree`]), and a block never freed is a
+/// [`FailureKind::Leak`]. Raw allocations made with std's `alloc` or a
+/// `Box` are not tracked.
+pub mod alloc {
+    pub use crate::shim::alloc::{alloc, alloc_zeroed, dealloc, Layout};
+}
+
 /// Drop-in replacement for `std::cell`: kase's `UnsafeCell`, with tracked
 /// accesses, and std's own single-threaded cells (`Cell`, `RefCell`,
 /// `OnceCell`, `LazyCell` and their guards and errors: they cannot be shared

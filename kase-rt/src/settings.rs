@@ -398,6 +398,7 @@ mod tests {
                 "DataRace" => FailureKind::DataRace,
                 "Livelock" => FailureKind::Livelock,
                 "Leak" => FailureKind::Leak,
+                "UseAfterFree" => FailureKind::UseAfterFree,
                 "Nondeterminism" => FailureKind::Nondeterminism,
                 other => panic!("no FailureKind::{other}"),
             };

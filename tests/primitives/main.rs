@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod allocations;
 mod arc_leaks;
 mod atomics_extras;
 mod barrier_once_lazy_mpsc;

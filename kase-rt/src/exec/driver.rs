@@ -180,6 +180,7 @@ pub(crate) fn run(
                     .collect();
                 if blocked.is_empty() {
                     e.check_arcs();
+                    e.check_allocations();
                 } else {
                     let spinning = e.spinning();
                     if e.weak_on() && e.weak_stale_spin(&spinning) {

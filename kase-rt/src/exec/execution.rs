@@ -21,6 +21,7 @@ use super::clock::VectorClock;
 use super::continuation::Suspend;
 use super::dependence::SpinRole;
 use super::hb::ThreadHb;
+use super::heap::Heap;
 use super::object::{ObjectDetail, ObjectHandle, ObjectState};
 use super::panic;
 use super::peek::Sections;
@@ -62,6 +63,9 @@ pub struct Execution {
     /// The `Arc`s created in this execution (`shim/arc.rs`), with who
     /// created them and where: one still alive at the end is a leak.
     pub(super) arcs: Vec<TrackedArc>,
+    /// The blocks tracked `alloc` allocated in this execution
+    /// (`exec/heap.rs`).
+    pub(super) heap: Heap,
     /// Rust's memory model for atomics (`exec/weak`); `None`: sequential
     /// consistency.
     pub(super) weak: Option<super::weak::WeakMemory>,
@@ -97,6 +101,7 @@ impl Execution {
             sections: Sections::default(),
             peek_violation: None,
             arcs: Vec::new(),
+            heap: Heap::default(),
             weak: limits.weak.then(Default::default),
             weaker_ordering: None,
             waited_on_several: false,
@@ -188,10 +193,14 @@ impl Execution {
         detail: impl FnOnce() -> ObjectDetail,
         on_first_use: impl FnOnce(),
     ) -> ObjectIdx {
+        // Where the object is now, for tracked frees (`exec/heap.rs`).
+        let address = handle as *const ObjectHandle as usize;
         if let Some(idx) = handle.lookup(self.stamp) {
+            self.objects[idx.0 as usize].address = address;
             return idx;
         }
         let idx = self.add_object(detail());
+        self.objects[idx.0 as usize].address = address;
         if !handle.register(self.stamp, idx) {
             usage_error!(
                 "a shim object (e.g. a `static`) is used by two model runs at once on different OS \
@@ -345,6 +354,11 @@ impl Execution {
             None => None,
         };
         let admission = self.admit(&action);
+        if let Some(object) = action.object {
+            // An access to freed memory fails the execution; the memory is
+            // still there (`exec/heap.rs`), so the effect may run.
+            self.heap_access(object, action.kind.writes(), pending.location);
+        }
         let (result, value) = effect(self, &action);
         let modified = action.kind.writes()
             && action.kind != OpKind::Yield

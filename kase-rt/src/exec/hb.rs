@@ -233,6 +233,9 @@ impl Execution {
         if self.teardown {
             return false;
         }
+        if self.heap_access(object, write, location) {
+            return true;
+        }
         let t = self.current;
         let clock = &self.threads[t.index()]
             .as_ref()

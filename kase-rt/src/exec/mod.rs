@@ -17,6 +17,7 @@ pub(crate) mod execution;
 pub(crate) mod executor;
 pub mod gate;
 pub mod hb;
+pub mod heap;
 pub(crate) mod local;
 pub mod object;
 pub(crate) mod overflow;

@@ -165,6 +165,9 @@ pub(crate) struct ObjectState {
     pub modifications: u64,
     /// Peeking: who made the accesses a new access may depend on.
     pub tags: ObjectTags,
+    /// Where its handle was at its latest use (0: it has none), to find the
+    /// objects a tracked free frees (`exec/heap.rs`).
+    pub address: usize,
 }
 
 impl ObjectState {
@@ -177,6 +180,7 @@ impl ObjectState {
             hb: ObjectHb::default(),
             modifications: 0,
             tags: ObjectTags::default(),
+            address: 0,
         };
         state.gate = Gate::initial(state.kind());
         state

@@ -15,6 +15,7 @@ use super::call::Call;
 use super::clock::VectorClock;
 use super::execution::Execution;
 use super::hb::CellAccess;
+use super::heap::Site;
 use super::panic::PanicInfo;
 use super::thread::ThreadInterner;
 use super::watchdog::Watch;
@@ -82,6 +83,34 @@ pub enum Fault {
         /// Each such `Arc`: the thread that created it, and where.
         arcs: Vec<(ThreadIdx, &'static Location<'static>)>,
     },
+    /// A tracked allocation (`kase::alloc`) was used after it was freed: an
+    /// object in it accessed, or the block freed again (`again`).
+    UseAfterFree {
+        /// Who allocated the block, and where.
+        allocated: Site,
+        /// Who freed it first, and where.
+        freed: Site,
+        /// The access (or second free) after the free.
+        access: Site,
+        /// The access is a second free.
+        again: bool,
+    },
+    /// A free of a tracked allocation and an earlier access to an object in
+    /// it that happens-before does not order.
+    FreeRace {
+        /// Who allocated the block, and where.
+        allocated: Site,
+        /// The access.
+        access: CellAccess,
+        /// The free.
+        free: Site,
+    },
+    /// Every thread finished, but tracked allocations (`kase::alloc`) were
+    /// never freed.
+    LeakedAllocations {
+        /// Who allocated each, and where.
+        blocks: Vec<Site>,
+    },
     /// The run did not follow the schedule it was told to follow.
     Divergence {
         /// What differed.
@@ -109,6 +138,17 @@ impl std::fmt::Debug for Fault {
                 earlier.thread, earlier.location, later.thread, later.location
             ),
             Fault::LeakedArcs { arcs } => write!(f, "LeakedArcs({})", arcs.len()),
+            Fault::UseAfterFree { access, freed, .. } => write!(
+                f,
+                "UseAfterFree({} at {}, freed by {} at {})",
+                access.thread, access.location, freed.thread, freed.location
+            ),
+            Fault::FreeRace { access, free, .. } => write!(
+                f,
+                "FreeRace({} at {}, freed by {} at {})",
+                access.thread, access.location, free.thread, free.location
+            ),
+            Fault::LeakedAllocations { blocks } => write!(f, "LeakedAllocations({})", blocks.len()),
             Fault::Divergence { message } => write!(f, "Divergence({message})"),
             Fault::PeekingUnsound { reason } => write!(f, "PeekingUnsound({reason})"),
         }

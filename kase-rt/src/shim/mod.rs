@@ -2,6 +2,7 @@
 //! types. Outside a model each behaves like its std counterpart; inside, each
 //! operation is a visible event handed to `crate::exec`.
 
+pub mod alloc;
 pub mod arc;
 pub mod atomic;
 pub mod barrier;

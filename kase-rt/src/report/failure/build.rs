@@ -156,6 +156,91 @@ impl Failure {
                     None,
                 )
             }
+            Fault::UseAfterFree {
+                allocated,
+                freed,
+                access,
+                again,
+            } => {
+                let what = if again { "frees it again" } else { "accesses it" };
+                (
+                    FailureKind::UseAfterFree,
+                    "use after free: memory is used after it was freed:".into(),
+                    vec![
+                        format!(
+                            "{} {what} at {}",
+                            names.thread(access.thread),
+                            location(access.location)
+                        ),
+                        format!(
+                            "{} freed it at {}",
+                            names.thread(freed.thread),
+                            location(freed.location)
+                        ),
+                        format!(
+                            "{} allocated it at {}",
+                            names.thread(allocated.thread),
+                            location(allocated.location)
+                        ),
+                        "free it only after every other access (a join, a lock, or the Acquire side of \
+                         the count that decides who frees)"
+                            .into(),
+                    ],
+                    None,
+                    None,
+                )
+            }
+            Fault::FreeRace {
+                allocated,
+                access,
+                free,
+            } => {
+                let op = if access.write { "writes" } else { "reads" };
+                (
+                    FailureKind::DataRace,
+                    "data race with a free (a use after free in some runs): memory is freed while \
+                     another thread's access to it is not ordered before the free:"
+                        .into(),
+                    vec![
+                        format!(
+                            "{} {op} it at {}",
+                            names.thread(access.thread),
+                            location(access.location)
+                        ),
+                        format!("{} frees it at {}", names.thread(free.thread), location(free.location)),
+                        format!(
+                            "{} allocated it at {}",
+                            names.thread(allocated.thread),
+                            location(allocated.location)
+                        ),
+                        "order the access before the free with a lock, a Release store read by an \
+                         Acquire load, or a join"
+                            .into(),
+                    ],
+                    None,
+                    None,
+                )
+            }
+            Fault::LeakedAllocations { blocks } => {
+                let mut details: Vec<String> = blocks
+                    .iter()
+                    .map(|b| {
+                        format!(
+                            "the memory {} allocated at {} was never freed",
+                            names.thread(b.thread),
+                            location(b.location)
+                        )
+                    })
+                    .collect();
+                details.push("free it with `alloc::dealloc` (or drop what owns it) before the model ends".into());
+                (
+                    FailureKind::Leak,
+                    "every thread finished, but memory allocated in the model was never freed:".into(),
+                    details,
+                    None,
+                    None,
+                )
+            }
             Fault::Divergence { message } => (
                 FailureKind::Nondeterminism,
                 "the model did not follow the schedule it was given:".into(),

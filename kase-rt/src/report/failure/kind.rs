@@ -24,7 +24,14 @@ pub enum FailureKind {
     /// completion after it returns), but an `Arc` created in the model
     /// (by `Arc::new` or `Arc::new_cyclic` in code that `#[kase::test]` or
     /// `#[kase::instrument]` rewrote) is still alive: a reference cycle.
+    /// Tracked allocations are also a leak: memory from `kase::alloc::alloc`
+    /// (or `loom::alloc` through kase-loom) never freed.
     Leak,
+    /// Memory from `kase::alloc::alloc` was used after it was freed: an
+    /// atomic, cell or lock in it accessed, or the block freed again. (A
+    /// free that happens-before does not order with an earlier access is a
+    /// [`DataRace`](Self::DataRace).)
+    UseAfterFree,
     /// kase itself failed: one of its internal invariants did not hold. A
     /// bug in kase, not in the code under test; the report says so, asks
     /// for it to be reported, and carries the schedule of the execution
@@ -41,6 +48,7 @@ impl fmt::Display for FailureKind {
             FailureKind::Nondeterminism => "nondeterminism",
             FailureKind::DataRace => "data race",
             FailureKind::Leak => "leak",
+            FailureKind::UseAfterFree => "use after free",
             FailureKind::Internal => "internal error",
         })
     }
