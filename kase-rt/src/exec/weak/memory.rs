@@ -91,8 +91,9 @@ pub(crate) struct WeakMemory {
     /// Per thread: its nodes in program order, with its happens-before
     /// epoch at each.
     thread_nodes: Vec<Vec<(u32, usize)>>,
-    /// The graph has a `SeqCst` event: candidates must keep `psc` acyclic.
-    seq_cst: bool,
+    /// The graph has a `SeqCst` fence: then any access's candidates must
+    /// keep `psc` acyclic, not only a `SeqCst` access's (`candidates`).
+    seq_cst_fence: bool,
     /// Per thread: its announced atomic access.
     intents: Vec<Option<AtomicIntent>>,
     /// The explorer's choice for the access about to run.
@@ -281,14 +282,27 @@ impl Execution {
             }
             _ => return vec![Candidate::Read(0)],
         };
-        if !(weak.seq_cst || is_seq_cst(&intent)) {
+        // The new event has no outgoing po, rf, hb or mo edge, so it leaves
+        // the relations among the events before it as they were: a `psc`
+        // cycle must run through it. Without SeqCst fences `psc` only
+        // relates SeqCst accesses directly, so a weaker access is never on
+        // one. Nor is the latest candidate (reading the last store, or
+        // going last): it has no outgoing fr or mo edge either.
+        if !(is_seq_cst(&intent) || weak.seq_cst_fence) {
             return candidates;
         }
+        let latest = |c: Candidate| match c {
+            Candidate::Place(p) => p + 1 == history.mo().len(),
+            Candidate::Read(id) => history.mo().last() == Some(&id),
+        };
         let to = weak.graph.events.len();
         let sw = weak.edges_into(t, clock, to);
         candidates
             .into_iter()
             .filter(|&c| {
+                if latest(c) {
+                    return true;
+                }
                 let (node, mo_index) = weak.node_for(t, located, kind, &intent, c);
                 let mut graph = weak.graph.clone();
                 WeakMemory::add(&mut graph, node, mo_index, sw.clone());
@@ -588,7 +602,7 @@ impl WeakMemory {
         sw: Vec<(usize, usize)>,
     ) {
         let index = self.graph.events.len();
-        self.seq_cst |= node.order == Ordering::SeqCst;
+        self.seq_cst_fence |= node.is_sc_fence();
         Self::add(&mut self.graph, node, mo_index, sw);
         self.node_facts.push(facts);
         if self.thread_nodes.len() <= thread.index() {
