@@ -343,3 +343,51 @@ fn a_spinlock_shows_every_behaviour_under_the_revisit_explorer() {
     assert_eq!(revisits.traces(), Some(7), "{revisits}");
     assert_eq!(every.traces(), Some(8), "{every}");
 }
+
+/// Two flags handed over with Release stores, awaited together in one spin
+/// loop (as concurrent-queue's `pop` re-reads a slot's stamp and the head);
+/// returns the data the waiter saw.
+fn spin_over_two_flags() -> usize {
+    let data = Arc::new(AtomicUsize::new(0));
+    let flags = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
+    let (d, f) = (data.clone(), flags.clone());
+    let t = thread::spawn(move || {
+        d.store(42, Relaxed);
+        f[0].store(true, Release);
+        f[1].store(true, Release);
+    });
+    while !(flags[0].load(Acquire) && flags[1].load(Acquire)) {
+        kase::hint::spin_loop();
+    }
+    let seen = data.load(Relaxed);
+    t.join().unwrap();
+    seen
+}
+
+#[test]
+fn a_spin_over_two_atomics_waits_under_rc11_instead_of_rereading_stale_values() {
+    // A re-read that repeats an iteration with nothing new stored is the
+    // earlier iteration again: the spinner waits for a store, so no
+    // execution re-reads a stale value until `max_steps` (a false
+    // livelock), under every explorer, and none loses an outcome.
+    for strategy in [kase::Strategy::Exhaustive, kase::Strategy::Por] {
+        let seen = std::sync::Mutex::new(std::collections::BTreeSet::new());
+        let report = Builder::new()
+            .memory_model(MemoryModel::Rc11)
+            .strategy(strategy)
+            .explore(|| {
+                let data = spin_over_two_flags();
+                seen.lock().unwrap().insert(data);
+            });
+        assert!(
+            report.failure().is_none() && report.complete(),
+            "{strategy:?}: {report}"
+        );
+        assert_eq!(seen.into_inner().unwrap(), [42].into(), "{strategy:?}");
+    }
+    let bounded = Builder::new()
+        .memory_model(MemoryModel::Rc11)
+        .preemption_bound(2)
+        .explore(|| assert_eq!(spin_over_two_flags(), 42));
+    assert!(bounded.failure().is_none(), "{bounded}");
+}

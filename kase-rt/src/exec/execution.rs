@@ -219,9 +219,6 @@ impl Execution {
                 SpinWait::On { object, seen } => {
                     self.objects[object.0 as usize].modifications > *seen
                 }
-                // Under RC11 a re-read may see a newer store that already
-                // exists, so only a modification is no sign of progress.
-                SpinWait::Several(_) if self.weak_on() => true,
                 SpinWait::Several(objects) => objects
                     .iter()
                     .any(|&(o, seen)| self.objects[o.0 as usize].modifications > seen),
@@ -486,6 +483,9 @@ impl Execution {
         match thread.wait {
             SpinWait::On { object, .. } => Some(object),
             SpinWait::Several(_) => {
+                // The revisit explorer orders by graphs, not by one object
+                // per event: only POR under sequential consistency gives
+                // such a model up.
                 self.waited_on_several |= !self.weak_on();
                 None
             }

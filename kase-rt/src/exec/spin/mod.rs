@@ -18,13 +18,10 @@
 //!   partial-order explorer orders it after the releasing write);
 //! * it read nothing: the thread can never leave the loop, and waits forever
 //!   (a deadlock naming it once the other threads are done);
-//! * it read several objects: under sequential consistency the yield waits
-//!   until another thread modifies any of them (the partial-order explorer,
+//! * it read several objects: the yield waits until another thread modifies
+//!   any of them (under sequential consistency the partial-order explorer,
 //!   whose events are on one object each, cannot order that: it hands such
-//!   a model to the exhaustive search). Under RC11 a re-read may see a newer
-//!   store that already exists, so there the yield stays an ordinary
-//!   scheduling point, but if every thread that can run is in such a cycle
-//!   with nothing changed, the execution is a deadlock at once;
+//!   a model to the exhaustive search; the RC11 explorers order by graphs);
 //! * no cycle (a first yield, a counter that changed, a backoff step): an
 //!   ordinary scheduling point, whatever was read.
 //!
@@ -41,6 +38,16 @@
 //! a backoff step, a poll budget) never closes a cycle while it changes, so
 //! its give-up path is explored like any other code. A yield outside a loop
 //! has no earlier equal state and never waits.
+//!
+//! Under RC11 a re-read may see a newer store that already existed at the
+//! earlier read, which the thread read stale. Waiting skips that re-read
+//! too, and loses nothing: with no new store, every choice the repeated
+//! iteration's reads have was open to the earlier iteration's reads (a
+//! thread's view only grows, so each read's candidates then were a superset
+//! of now), and the earlier iteration, having changed nothing, is
+//! equivalent to the repetition. So the explorers' other choices at the
+//! earlier reads cover it; an execution where every thread left waits on a
+//! stale value is redundant (`weak_stale_spin`), not a deadlock.
 //!
 //! Writes a thread makes that are not events (data through a lock guard
 //! without peeking, a tracked cell, a kase `thread_local!`) count as
