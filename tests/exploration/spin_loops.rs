@@ -554,3 +554,100 @@ fn a_bounded_queues_spinning_pop_completes_within_a_preemption_bound() {
         );
     }
 }
+
+const EMPTY: usize = 0;
+const RECEIVING: usize = 1;
+const MESSAGE: usize = 2;
+
+/// A receiver polling like a future with a no-op waker (oneshot's
+/// `*_poll_to_completion`): each poll takes its registration back and
+/// registers again (two writes that restore the state), then spins; the
+/// sender swaps the message in. Returns what the sender saw and how many
+/// polls saw the message.
+fn poll_to_completion(order: kase::sync::atomic::Ordering) -> (usize, usize) {
+    use kase::sync::atomic::Ordering::{Acquire, Relaxed};
+    let state = Arc::new(AtomicUsize::new(RECEIVING));
+    let s = state.clone();
+    let sender = thread::spawn(move || s.swap(MESSAGE, order));
+    let mut polls_with_message = 0;
+    loop {
+        match state.compare_exchange(RECEIVING, EMPTY, Acquire, Relaxed) {
+            Ok(_) => {
+                // Re-register; the sender may have come in between.
+                if state
+                    .compare_exchange(EMPTY, RECEIVING, Acquire, Relaxed)
+                    .is_err()
+                {
+                    polls_with_message += 1;
+                    break;
+                }
+            }
+            Err(_) => {
+                polls_with_message += 1;
+                break;
+            }
+        }
+        spin_loop();
+    }
+    (sender.join().unwrap(), polls_with_message)
+}
+
+fn outcomes(
+    builder: Builder,
+    order: kase::sync::atomic::Ordering,
+) -> (Report, Vec<(usize, usize)>) {
+    let seen = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let report = builder.explore(|| {
+        let outcome = poll_to_completion(order);
+        seen.lock().unwrap().insert(outcome);
+    });
+    (report, seen.into_inner().unwrap().into_iter().collect())
+}
+
+#[test]
+fn a_poll_loop_that_writes_back_what_it_read_waits_for_the_sender() {
+    // Two polls alone that change nothing make the third wait for another
+    // thread, so no execution polls until `max_steps`; the sender seeing
+    // the poll between its two writes (EMPTY) is still explored.
+    use kase::sync::atomic::Ordering::{Relaxed, SeqCst};
+    let expected = vec![(EMPTY, 1), (RECEIVING, 1)];
+    for (order, model) in [
+        (SeqCst, kase::MemoryModel::SequentiallyConsistent),
+        (Relaxed, kase::MemoryModel::Rc11),
+    ] {
+        for strategy in [Strategy::Exhaustive, Strategy::Por] {
+            let builder = Builder::new().memory_model(model).strategy(strategy);
+            let (report, seen) = outcomes(builder, order);
+            assert!(
+                report.failure().is_none() && report.complete(),
+                "{model:?} {strategy:?}: {report}"
+            );
+            assert_eq!(seen, expected, "{model:?} {strategy:?}");
+        }
+        let bounded = Builder::new().memory_model(model).preemption_bound(1);
+        let (report, seen) = outcomes(bounded, order);
+        assert!(report.failure().is_none(), "{model:?} bounded: {report}");
+        assert_eq!(seen, expected, "{model:?} bounded");
+    }
+}
+
+#[test]
+fn a_poll_loop_no_other_thread_can_end_is_a_spin_without_progress() {
+    let report = Builder::new().explore(|| {
+        let state = AtomicUsize::new(RECEIVING);
+        while state
+            .compare_exchange(RECEIVING, EMPTY, SeqCst, SeqCst)
+            .is_ok()
+        {
+            state.store(RECEIVING, SeqCst);
+            spin_loop();
+        }
+    });
+    let failure = report.failure().expect("the loop never ends");
+    assert_eq!(failure.kind(), FailureKind::Deadlock);
+    let text = failure.to_string();
+    assert!(
+        text.contains("ran alone and wrote back what they read"),
+        "{text}"
+    );
+}

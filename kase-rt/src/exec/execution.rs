@@ -75,6 +75,9 @@ pub struct Execution {
     /// A yield waited on several objects (`exec/spin`): explorers that
     /// order events by one object each cannot take this model.
     waited_on_several: bool,
+    /// A yield waited for another thread to run (`exec/spin/alone.rs`):
+    /// explorers that order events by objects cannot take this model.
+    waited_alone: Option<(ThreadIdx, &'static Location<'static>)>,
 }
 
 /// What the gate said of an operation before it ran (the effect sees the
@@ -105,6 +108,7 @@ impl Execution {
             weak: limits.weak.then(Default::default),
             weaker_ordering: None,
             waited_on_several: false,
+            waited_alone: None,
             threads: Vec::new(),
             objects: Vec::new(),
             events: Vec::new(),
@@ -222,6 +226,7 @@ impl Execution {
                 SpinWait::Several(objects) => objects
                     .iter()
                     .any(|&(o, seen)| self.objects[o.0 as usize].modifications > seen),
+                SpinWait::Alone { events } => self.events.len() > *events,
                 SpinWait::Forever => false,
                 SpinWait::No => true,
             };
@@ -366,18 +371,25 @@ impl Execution {
         if self.peeking {
             self.peek_after(at, &action, section, !admission.try_failed);
         }
+        // An atomic access under RC11 may see an older store; the rule for
+        // writing spins takes only iterations that saw the newest.
+        let latest = match action.object {
+            Some(object) if self.weak_on() && action.kind.is_atomic_access() => {
+                self.weak_access_latest(t, object, modified)
+            }
+            _ => true,
+        };
         let thread = self.thread_mut(t);
         thread.hb.tick(t);
         let location = pending.location as *const Location<'static> as u64;
-        thread.history = extend_history(
-            thread.history,
-            [
-                action.kind as u64,
-                location,
-                value.unwrap_or(u64::MAX),
-                u64::from(modified),
-            ],
-        );
+        let words = [
+            action.kind as u64,
+            location,
+            value.unwrap_or(u64::MAX),
+            u64::from(modified),
+        ];
+        thread.history = extend_history(thread.history, words);
+        thread.alone.event(action.kind, latest, words);
         self.events[at].value = value;
         result
     }
@@ -466,6 +478,7 @@ impl Execution {
     /// (`exec/spin`): returns the object it waits on, if one.
     fn spin_wait(&mut self, location: &'static Location<'static>) -> Option<ObjectIdx> {
         let memo = self.spin_memo.clone();
+        let events = self.events.len();
         let thread = self.thread_mut(self.current);
         // Without a captured state (a yield from kase's own code): the
         // location alone, as if the loop kept no state of its own.
@@ -480,6 +493,20 @@ impl Execution {
             None
         };
         thread.wait = thread.spin.at_yield(fp, cycle);
+        // A spin that writes (`exec/spin/alone.rs`): decided for every yield,
+        // used where the read-only cycle rule has nothing.
+        let own = thread.events;
+        let key = (
+            thread.idx,
+            extend_history(thread.history, [events as u64, 0, 0, 0]),
+        );
+        let alone = memo.decide_alone(key, || thread.alone.at_yield(fp, events, own));
+        if alone && thread.wait == SpinWait::No {
+            thread.wait = SpinWait::Alone { events };
+            let first = (thread.idx, location);
+            self.waited_alone.get_or_insert(first);
+        }
+        let thread = self.thread(self.current);
         match thread.wait {
             SpinWait::On { object, .. } => Some(object),
             SpinWait::Several(_) => {
@@ -497,6 +524,12 @@ impl Execution {
     /// sequential consistency: it runs once one of them is modified).
     pub(crate) fn waited_on_several(&self) -> bool {
         self.waited_on_several
+    }
+
+    /// The first yield in this execution that waited for another thread
+    /// to run (`exec/spin/alone.rs`): its thread and location.
+    pub(crate) fn waited_alone(&self) -> Option<(ThreadIdx, &'static Location<'static>)> {
+        self.waited_alone
     }
 
     /// The current thread wrote shared state without an event (data through
@@ -529,7 +562,8 @@ impl Execution {
                 SpinWait::On { object, .. } => vec![*object],
                 SpinWait::Forever => Vec::new(),
                 SpinWait::Several(objects) => objects.iter().map(|&(o, _)| o).collect(),
-                SpinWait::No => return None,
+                // Not a read-only cycle: reported as a blocked yield.
+                SpinWait::No | SpinWait::Alone { .. } => return None,
             };
             Some((t.idx, objects))
         };

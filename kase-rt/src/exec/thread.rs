@@ -11,6 +11,7 @@ use super::continuation::Suspend;
 use super::hb::ThreadHb;
 use super::local::Locals;
 use super::peek::ThreadPeek;
+use super::spin::alone::AloneTrack;
 use super::spin::{SpinTrack, SpinWait};
 
 /// Names threads by spawn path: the `k`-th child of a parent is the same
@@ -75,6 +76,9 @@ pub(crate) struct ThreadState {
     pub hb: ThreadHb,
     /// What it did since its last modification (is it spinning?).
     pub spin: SpinTrack,
+    /// Spinning: its iterations, for the rule for writing spins
+    /// (`exec/spin/alone.rs`).
+    pub alone: AloneTrack,
     /// What its pending yield waits for (`exec/spin`).
     pub wait: SpinWait,
     /// The fingerprint of its state at the yield it is about to announce.
@@ -105,6 +109,7 @@ impl ThreadState {
             park: None,
             hb: ThreadHb::new(idx, &VectorClock::new()),
             spin: SpinTrack::default(),
+            alone: AloneTrack::default(),
             wait: SpinWait::No,
             fingerprint: None,
             stack_top: 0,

@@ -28,6 +28,21 @@ mod unseen;
 pub use por::Alternatives;
 
 pub(crate) use crate::settings::Settings;
+
+/// Why an explorer that orders events by objects gives a model up: a spin
+/// whose iterations write waited for another thread to run
+/// (`exec/spin/alone.rs`), which no object orders.
+pub(crate) fn alone_spin(
+    (thread, at): (
+        crate::exec::ThreadIdx,
+        &'static std::panic::Location<'static>,
+    ),
+) -> String {
+    format!(
+        "{thread} spins at {at} repeating an iteration that writes back what it read: a yield that \
+         waits for another thread to run"
+    )
+}
 pub(crate) use pipeline::run;
 pub(crate) use runner::{Runner, Trail};
 

@@ -191,6 +191,11 @@ fn unsupported(exec: &Execution, action: Action) -> Option<String> {
 impl Scheduler for Revisit {
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
         let exec = point.execution;
+        if let Some(spin) = exec.waited_alone() {
+            // Its graphs do not say when another thread runs.
+            self.unsupported = Some(crate::explore::alone_spin(spin));
+            return Err(Stop::Redundant);
+        }
         self.scan(exec.events());
         let chosen = match self.planned_thread(point)? {
             Some(t) => t,

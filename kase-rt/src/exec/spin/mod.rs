@@ -55,6 +55,7 @@
 //! (a counter behind a `Box` only this thread uses) is not in the
 //! fingerprint, so such a loop is taken for a spin.
 
+pub(crate) mod alone;
 pub(crate) mod fingerprint;
 
 use std::cell::RefCell;
@@ -74,7 +75,12 @@ use super::action::{ObjectIdx, ThreadIdx};
 /// history is the one every later execution replays: explorers see one
 /// program, never a nondeterministic one.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct SpinMemo(Rc<RefCell<HashMap<HistoryKey, Option<usize>>>>);
+pub(crate) struct SpinMemo(Rc<RefCell<HashMap<HistoryKey, Option<usize>>>>, AloneMemo);
+
+/// The alone rule's decisions (`alone.rs`), by thread and a hash of its
+/// history and the execution's event count: whether it ran alone depends on
+/// the other threads too.
+type AloneMemo = Rc<RefCell<HashMap<HistoryKey, bool>>>;
 
 /// A thread and the hash of its history (`SpinMemo`).
 pub(crate) type HistoryKey = (ThreadIdx, u64);
@@ -87,6 +93,11 @@ impl SpinMemo {
         decide: impl FnOnce() -> Option<usize>,
     ) -> Option<usize> {
         *self.0.borrow_mut().entry(key).or_insert_with(decide)
+    }
+
+    /// The alone rule's decision at `key` before, else `decide()`'s, kept.
+    pub(crate) fn decide_alone(&self, key: HistoryKey, decide: impl FnOnce() -> bool) -> bool {
+        *self.1.borrow_mut().entry(key).or_insert_with(decide)
     }
 }
 
@@ -128,9 +139,11 @@ pub(crate) enum SpinWait {
     /// A repetition that read nothing: it can never end.
     Forever,
     /// A repetition that read several objects, each in one version: it
-    /// changes nothing until one of them changes (and waits for that under
-    /// sequential consistency).
+    /// changes nothing until one of them changes, and waits for that.
     Several(Box<[(ObjectIdx, u64)]>),
+    /// Two equal iterations ran alone and changed nothing (`alone.rs`):
+    /// runs once the execution has more than `events` events.
+    Alone { events: usize },
 }
 
 impl SpinTrack {

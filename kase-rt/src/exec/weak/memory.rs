@@ -198,6 +198,26 @@ impl Execution {
         self.weak.as_mut().or_internal("RC11 state without RC11")
     }
 
+    /// Whether thread `t`'s access to `object` that just ran saw the newest
+    /// store: a read read the last store in modification order, a store or
+    /// read-modify-write went last (a read-modify-write that goes last read
+    /// the store that was last before it).
+    pub(crate) fn weak_access_latest(&self, t: ThreadIdx, object: ObjectIdx, writes: bool) -> bool {
+        let weak = self.weak();
+        let Some(located) = weak.located(object) else {
+            return true;
+        };
+        let Some(&last) = located.history.mo().last() else {
+            return true;
+        };
+        if writes {
+            let own = weak.thread_nodes.get(t.index()).and_then(|n| n.last());
+            own.is_some_and(|&(_, node)| located.history.store(last).event == Some(node))
+        } else {
+            weak.last_read.get(&(t, object)) == Some(&last)
+        }
+    }
+
     /// Whether atomics follow RC11 in this execution.
     pub(crate) fn weak_on(&self) -> bool {
         self.weak.is_some()

@@ -363,6 +363,11 @@ impl Scheduler for Por {
             self.unsupported = Some(several_objects(exec));
             return Err(Stop::Redundant);
         }
+        if let Some(spin) = exec.waited_alone() {
+            // An event that no object orders: only interleavings can.
+            self.unsupported = Some(crate::explore::alone_spin(spin));
+            return Err(Stop::Redundant);
+        }
         self.sync(exec.events(), |x| {
             (exec.object_kind(x), exec.object_owner(x))
         });

@@ -100,6 +100,14 @@ impl Failure {
                                 names.call(call, action.object),
                                 location(call.location)
                             ),
+                            // A yield blocked outside a read-only cycle waits
+                            // for another thread to run (`exec/spin/alone.rs`).
+                            None if action.kind == crate::exec::OpKind::Yield => format!(
+                                "{thread} spins at {} without progress: its last two iterations ran alone \
+                                 and wrote back what they read, so it waits for another thread to run, and \
+                                 none can: it never leaves its loop",
+                                location(at)
+                            ),
                             None => {
                                 let op = names.operation(action, None);
                                 format!("{thread} is blocked: waits to {op} at {}", location(at))
