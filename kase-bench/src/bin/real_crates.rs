@@ -511,8 +511,9 @@ fn executions_cell(tests: &[&TestOutcome]) -> String {
     if tests.iter().any(|t| !finished(t)) {
         s = format!("≥ {s}");
     }
-    if reported.len() < tests.iter().filter(|t| t.started).count() {
-        let _ = write!(s, " ({} of {} tests)", reported.len(), tests.len());
+    let run = tests.iter().filter(|t| t.started && !t.ignored).count();
+    if reported.len() < run {
+        let _ = write!(s, " ({} of {run} tests)", reported.len());
     }
     s
 }
