@@ -16,6 +16,7 @@
 //! [`catalog::WEAK_PROGRAMS`] says which outcome of each is the weak one.
 
 pub mod catalog;
+pub mod real_crates;
 
 /// The benchmark programs on kase's shims.
 pub mod kase_models {

@@ -47,6 +47,7 @@
 pub mod alloc;
 pub mod cell;
 pub mod model;
+pub mod thread;
 
 pub use model::model;
 
@@ -58,11 +59,6 @@ pub const MAX_THREADS: usize = 5;
 /// and atomics, and std's `Arc`.
 pub mod sync {
     pub use kase_rt::sync::*;
-}
-
-/// `loom::thread`: spawning, joining, yielding, parking and thread-locals.
-pub mod thread {
-    pub use kase_rt::thread::*;
 }
 
 /// `loom::hint`: `spin_loop` is a scheduling point.

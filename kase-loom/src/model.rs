@@ -92,6 +92,8 @@ impl Builder {
     where
         F: Fn() + Sync + Send + 'static,
     {
+        // loom's `thread::spawn` works only inside a model.
+        let _in_model = crate::thread::InModel::enter();
         self.kase().check(f);
     }
 

@@ -144,3 +144,48 @@ fn alloc_tracks_leaks_and_uses_after_free() {
     let failure = used_after_free.failure().expect("a store after the free");
     assert_eq!(failure.kind(), kase_rt::FailureKind::UseAfterFree);
 }
+
+/// loom's `thread::spawn` asks for no `Send`: sharded-slab's tests share
+/// loom `UnsafeCell`s (not `Sync`) through a `std::sync::Arc`, and an `Rc`
+/// may cross too.
+#[allow(clippy::arc_with_non_send_sync)] // as sharded-slab's tests do
+fn share_cells_through_std_arc(same_cell: bool) {
+    let cells = std::sync::Arc::new([UnsafeCell::new(0), UnsafeCell::new(0)]);
+    let shared = cells.clone();
+    let rc = std::rc::Rc::new(5);
+    let t = thread::spawn(move || {
+        shared[0].with_mut(|p| unsafe { *p = 1 });
+        std::rc::Rc::new(*rc)
+    });
+    cells[usize::from(!same_cell)].with_mut(|p| unsafe { *p = 2 });
+    assert_eq!(*t.join().unwrap(), 5);
+}
+
+#[test]
+fn spawn_takes_closures_that_are_not_send() {
+    loom::model(|| share_cells_through_std_arc(false));
+}
+
+#[test]
+#[should_panic(expected = "data race")]
+fn unordered_writes_in_a_closure_that_is_not_send_race() {
+    loom::model(|| share_cells_through_std_arc(true));
+}
+
+#[test]
+fn a_named_thread_from_the_builder() {
+    loom::model(|| {
+        let t = thread::Builder::new()
+            .name("worker".into())
+            .spawn(|| thread::current().name().map(str::to_owned))
+            .unwrap();
+        assert_eq!(t.thread().name(), Some("worker"));
+        assert_eq!(t.join().unwrap().as_deref(), Some("worker"));
+    });
+}
+
+#[test]
+#[should_panic(expected = "outside loom::model")]
+fn spawn_outside_a_model_panics_as_loom_does() {
+    let _ = thread::spawn(|| ());
+}
