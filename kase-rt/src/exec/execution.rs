@@ -498,9 +498,11 @@ impl Execution {
         let own = thread.events;
         let key = (
             thread.idx,
-            extend_history(thread.history, [events as u64, 0, 0, 0]),
+            extend_history(thread.history, thread.alone.key_words(events)),
         );
-        let alone = memo.decide_alone(key, || thread.alone.at_yield(fp, events, own));
+        // The track moves on at every yield; only the decision is kept.
+        let fresh = thread.alone.at_yield(fp, events, own);
+        let alone = memo.decide_alone(key, || fresh);
         if alone && thread.wait == SpinWait::No {
             thread.wait = SpinWait::Alone { events };
             let first = (thread.idx, location);

@@ -52,7 +52,11 @@ impl Pace {
         self.next = now + INTERVAL;
         let (then, executions_then) = self.last;
         self.last = (now, executions);
-        Some(per_second(executions - executions_then, now - then))
+        // An exploration redone (peeking off, a fallback) counts afresh.
+        Some(per_second(
+            executions.saturating_sub(executions_then),
+            now - then,
+        ))
     }
 }
 
@@ -325,6 +329,16 @@ fn emit(line: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_redone_exploration_counting_afresh_is_no_overflow() {
+        let start = Instant::now();
+        let mut pace = Pace::new(start, Duration::ZERO);
+        assert!(pace.due(start, 500).is_some());
+        // The pipeline explored again: its count starts over.
+        let later = start + INTERVAL;
+        assert_eq!(pace.due(later, 20), Some(Some(0)));
+    }
 
     #[test]
     fn hints_name_the_budget_or_how_to_set_one() {

@@ -33,13 +33,15 @@
 use super::super::action::OpKind;
 
 /// One finished iteration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 struct Iteration {
     /// Fingerprints of the yields it started and ended at.
     from: u64,
     to: u64,
     /// Its operations, values and objects, hashed.
     signature: u64,
+    /// The execution's event count when it started.
+    started: usize,
     /// It ran alone and only made atomic accesses that saw the newest store.
     repeatable: bool,
 }
@@ -74,6 +76,20 @@ impl AloneTrack {
         self.signature = super::extend_history(self.signature, words);
     }
 
+    /// Where the iterations before a yield `events` into the execution
+    /// started: with the thread's history, what decides whether they ran
+    /// alone (a key for `SpinMemo`, whose decisions must not depend on
+    /// fingerprints, which see addresses).
+    pub(crate) fn key_words(&self, events: usize) -> [u64; 4] {
+        let started = |i: Option<Iteration>| i.map_or(u64::MAX, |i| i.started as u64);
+        [
+            events as u64,
+            self.start.map_or(u64::MAX, |(_, s, _)| s as u64),
+            started(self.finished[1]),
+            started(self.finished[0]),
+        ]
+    }
+
     /// The thread is about to yield in the state `fp`, `events` events into
     /// the execution and `own` into its own: whether it must wait until
     /// another thread has an event. Starts the next iteration.
@@ -84,6 +100,7 @@ impl AloneTrack {
                 from,
                 to: fp,
                 signature: self.signature,
+                started,
                 repeatable: alone && self.pure,
             };
             self.finished = [self.finished[1], Some(done)];
@@ -92,7 +109,10 @@ impl AloneTrack {
         self.signature = 0;
         self.pure = true;
         match self.finished {
-            [Some(a), Some(b)] => a == b && a.repeatable && a.from == fp && a.to == fp,
+            [Some(a), Some(b)] => {
+                let same = (a.from, a.to, a.signature) == (b.from, b.to, b.signature);
+                same && a.repeatable && b.repeatable && a.from == fp && a.to == fp
+            }
             _ => false,
         }
     }
