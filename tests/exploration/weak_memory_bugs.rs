@@ -348,15 +348,21 @@ fn a_spinlock_shows_every_behaviour_under_the_revisit_explorer() {
 /// loop (as concurrent-queue's `pop` re-reads a slot's stamp and the head);
 /// returns the data the waiter saw.
 fn spin_over_two_flags() -> usize {
+    spin_over_two_flags_with(Release, Acquire)
+}
+
+/// `spin_over_two_flags` with the flags stored with `store` and read with
+/// `load`.
+fn spin_over_two_flags_with(store: Ordering, load: Ordering) -> usize {
     let data = Arc::new(AtomicUsize::new(0));
     let flags = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
     let (d, f) = (data.clone(), flags.clone());
     let t = thread::spawn(move || {
         d.store(42, Relaxed);
-        f[0].store(true, Release);
-        f[1].store(true, Release);
+        f[0].store(true, store);
+        f[1].store(true, store);
     });
-    while !(flags[0].load(Acquire) && flags[1].load(Acquire)) {
+    while !(flags[0].load(load) && flags[1].load(load)) {
         kase::hint::spin_loop();
     }
     let seen = data.load(Relaxed);
@@ -390,4 +396,25 @@ fn a_spin_over_two_atomics_waits_under_rc11_instead_of_rereading_stale_values() 
         .preemption_bound(2)
         .explore(|| assert_eq!(spin_over_two_flags(), 42));
     assert!(bounded.failure().is_none(), "{bounded}");
+}
+
+#[test]
+fn waiting_in_a_spin_over_two_atomics_keeps_the_stale_data_outcome() {
+    // With Relaxed flags the data may still read 0 after the loop: the
+    // wait must not hide that path under any explorer.
+    for strategy in [kase::Strategy::Exhaustive, kase::Strategy::Por] {
+        let seen = std::sync::Mutex::new(std::collections::BTreeSet::new());
+        let report = Builder::new()
+            .memory_model(MemoryModel::Rc11)
+            .strategy(strategy)
+            .explore(|| {
+                let data = spin_over_two_flags_with(Relaxed, Relaxed);
+                seen.lock().unwrap().insert(data);
+            });
+        assert!(
+            report.failure().is_none() && report.complete(),
+            "{strategy:?}: {report}"
+        );
+        assert_eq!(seen.into_inner().unwrap(), [0, 42].into(), "{strategy:?}");
+    }
 }
