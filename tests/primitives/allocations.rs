@@ -28,6 +28,15 @@ unsafe impl Send for Shared {}
 
 const LAYOUT: Layout = Layout::new::<Slot>();
 
+/// Asserts that the report `text` names `what` (`"frees it"`, ...) at a
+/// line of this file.
+fn assert_names(text: &str, what: &str) {
+    assert!(
+        text.contains(&format!("{what} at tests/primitives/allocations.rs:")),
+        "{what}: {text}"
+    );
+}
+
 impl Shared {
     fn new() -> Shared {
         // SAFETY: `Slot` is not zero-sized; the block is initialised here.
@@ -112,18 +121,9 @@ fn a_free_not_ordered_after_the_other_owners_write_is_a_data_race() {
         assert_eq!(failure.kind(), FailureKind::DataRace, "{strategy:?}");
         let text = failure.to_string();
         assert!(text.contains("memory is freed while"), "{text}");
-        assert!(
-            text.contains("writes it at tests/primitives/allocations.rs:"),
-            "{text}"
-        );
-        assert!(
-            text.contains("frees it at tests/primitives/allocations.rs:"),
-            "{text}"
-        );
-        assert!(
-            text.contains("allocated it at tests/primitives/allocations.rs:"),
-            "{text}"
-        );
+        assert_names(&text, "writes it");
+        assert_names(&text, "frees it");
+        assert_names(&text, "allocated it");
     }
 }
 
@@ -160,14 +160,8 @@ fn an_access_after_the_free_is_a_use_after_free_naming_both() {
     assert_eq!(failure.kind(), FailureKind::UseAfterFree);
     let text = failure.to_string();
     assert!(text.contains("use after free"), "{text}");
-    assert!(
-        text.contains("accesses it at tests/primitives/allocations.rs:"),
-        "{text}"
-    );
-    assert!(
-        text.contains("freed it at tests/primitives/allocations.rs:"),
-        "{text}"
-    );
+    assert_names(&text, "accesses it");
+    assert_names(&text, "freed it");
 }
 
 #[test]
@@ -224,10 +218,7 @@ fn a_block_never_freed_is_a_leak_naming_where_it_was_allocated() {
         text.contains("memory allocated in the model was never freed"),
         "{text}"
     );
-    assert!(
-        text.contains("allocated at tests/primitives/allocations.rs:"),
-        "{text}"
-    );
+    assert_names(&text, "allocated");
 }
 
 #[kase::test(expect = "use after free")]

@@ -507,7 +507,7 @@ fn executions_cell(tests: &[&TestOutcome]) -> String {
     if reported.is_empty() {
         return "n/a".to_owned();
     }
-    let mut s = thousands(reported.iter().sum());
+    let mut s = kase_bench::catalog::group(reported.iter().sum());
     if tests.iter().any(|t| !finished(t)) {
         s = format!("≥ {s}");
     }
@@ -516,18 +516,6 @@ fn executions_cell(tests: &[&TestOutcome]) -> String {
         let _ = write!(s, " ({} of {run} tests)", reported.len());
     }
     s
-}
-
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Text safe in a table cell.

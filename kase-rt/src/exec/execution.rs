@@ -372,9 +372,14 @@ impl Execution {
             self.peek_after(at, &action, section, !admission.try_failed);
         }
         // An atomic access under RC11 may see an older store; the rule for
-        // writing spins takes only iterations that saw the newest.
+        // writing spins takes only iterations that saw the newest (asked
+        // only inside one: after the thread's first yield).
         let latest = match action.object {
-            Some(object) if self.weak_on() && action.kind.is_atomic_access() => {
+            Some(object)
+                if self.weak_on()
+                    && action.kind.is_atomic_access()
+                    && self.thread(t).alone.tracking() =>
+            {
                 self.weak_access_latest(t, object, modified)
             }
             _ => true,
@@ -496,13 +501,16 @@ impl Execution {
         // A spin that writes (`exec/spin/alone.rs`): decided for every yield,
         // used where the read-only cycle rule has nothing.
         let own = thread.events;
-        let key = (
-            thread.idx,
-            extend_history(thread.history, thread.alone.key_words(events)),
-        );
-        // The track moves on at every yield; only the decision is kept.
-        let fresh = thread.alone.at_yield(fp, events, own);
-        let alone = memo.decide_alone(key, || fresh);
+        let key_words = thread.alone.key_words(events);
+        // The track moves on at every yield; only what sees addresses, the
+        // state fingerprints, is kept for the exploration.
+        let alone = thread
+            .alone
+            .at_yield(fp, events, own)
+            .is_some_and(|same_state| {
+                let key = (thread.idx, extend_history(thread.history, key_words));
+                memo.decide_alone(key, || same_state)
+            });
         if alone && thread.wait == SpinWait::No {
             thread.wait = SpinWait::Alone { events };
             let first = (thread.idx, location);

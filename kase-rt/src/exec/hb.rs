@@ -254,22 +254,36 @@ impl Execution {
     /// Ends the execution with the data race between `earlier` and `here`
     /// (unless it already failed).
     pub(super) fn data_race(&mut self, earlier: CellAccess, here: CellAccess) {
+        let between = || {
+            format!(
+                "{} at {} and {} at {}",
+                earlier.thread, earlier.location, here.thread, here.location
+            )
+        };
+        self.race(
+            Fault::DataRace {
+                earlier,
+                later: here,
+            },
+            between,
+        );
+    }
+
+    /// Ends the execution with `race`, a race `between` two accesses
+    /// (unless it already failed). Happens-before under peeking is weaker
+    /// than in this interleaving (POR-DESIGN.md): with critical sections
+    /// peeked, the race is confirmed by exploring again without peeking.
+    pub(super) fn race(&mut self, race: Fault, between: impl FnOnce() -> String) {
         if self.fault.is_none() {
             self.fault = Some(if self.peeking && !self.sections.all.is_empty() {
-                // Happens-before under peeking is weaker than in this
-                // interleaving (POR-DESIGN.md): confirm without peeking.
                 Fault::PeekingUnsound {
                     reason: format!(
-                        "a possible data race between {} at {} and {} at {} depends on the order of \
-                         critical sections",
-                        earlier.thread, earlier.location, here.thread, here.location
+                        "a possible data race between {} depends on the order of critical sections",
+                        between()
                     ),
                 }
             } else {
-                Fault::DataRace {
-                    earlier,
-                    later: here,
-                }
+                race
             });
         }
     }

@@ -128,13 +128,16 @@ impl Execution {
             block.freed.get_or_insert(here);
             return Release::Keep;
         }
-        let fault = match block.freed {
-            Some(first) => Some(Fault::UseAfterFree {
-                allocated: block.allocated,
-                freed: first,
-                access: here,
-                again: true,
-            }),
+        match block.freed {
+            Some(first) => {
+                let twice = Fault::UseAfterFree {
+                    allocated: block.allocated,
+                    freed: first,
+                    access: here,
+                    again: true,
+                };
+                self.fault.get_or_insert(twice);
+            }
             None => {
                 block.freed = Some(here);
                 let clock = &self.threads[here.thread.index()]
@@ -142,19 +145,28 @@ impl Execution {
                     .or_internal("unknown thread")
                     .hb
                     .clock;
-                block
+                let racing = block
                     .accesses
                     .iter()
                     .find(|a| a.thread != here.thread && clock.get(a.thread) < a.epoch)
-                    .map(|&access| Fault::FreeRace {
-                        allocated: block.allocated,
-                        access,
-                        free: here,
-                    })
+                    .copied();
+                if let Some(access) = racing {
+                    let allocated = block.allocated;
+                    self.race(
+                        Fault::FreeRace {
+                            allocated,
+                            access,
+                            free: here,
+                        },
+                        || {
+                            format!(
+                                "{} at {} and the free by {} at {}",
+                                access.thread, access.location, here.thread, here.location
+                            )
+                        },
+                    );
+                }
             }
-        };
-        if let Some(fault) = fault {
-            self.memory_fault(fault);
         }
         self.note_unseen_write();
         Release::Keep
@@ -197,7 +209,7 @@ impl Execution {
                 },
                 again: false,
             };
-            self.memory_fault(fault);
+            self.fault.get_or_insert(fault);
             return true;
         }
         block.accesses.retain(|a| a.thread != t);
@@ -218,27 +230,5 @@ impl Execution {
         if !leaked.is_empty() && self.fault.is_none() {
             self.fault = Some(Fault::LeakedAllocations { blocks: leaked });
         }
-    }
-
-    /// Ends the execution with `fault` (unless it already failed). A free
-    /// racing with an access under critical-section peeking may be an
-    /// artefact of the weaker happens-before (POR-DESIGN.md): it is
-    /// confirmed by exploring again without peeking.
-    fn memory_fault(&mut self, fault: Fault) {
-        if self.fault.is_some() {
-            return;
-        }
-        self.fault = Some(match fault {
-            Fault::FreeRace { access, free, .. } if self.peeking && !self.sections.all.is_empty() => {
-                Fault::PeekingUnsound {
-                    reason: format!(
-                        "a possible data race between {} at {} and the free by {} at {} depends on the \
-                         order of critical sections",
-                        access.thread, access.location, free.thread, free.location
-                    ),
-                }
-            }
-            other => other,
-        });
     }
 }

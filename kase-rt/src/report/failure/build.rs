@@ -6,7 +6,7 @@ use super::names::location;
 use super::types::Step;
 use super::{Failure, FailureKind, Names};
 use crate::exec::error::{is_internal, UsageError};
-use crate::exec::{Event, Fault, ObjectIdx};
+use crate::exec::{Event, Fault, ObjectIdx, ThreadIdx};
 use crate::report::Schedule;
 use std::panic::Location;
 
@@ -175,21 +175,9 @@ impl Failure {
                     FailureKind::UseAfterFree,
                     "use after free: memory is used after it was freed:".into(),
                     vec![
-                        format!(
-                            "{} {what} at {}",
-                            names.thread(access.thread),
-                            location(access.location)
-                        ),
-                        format!(
-                            "{} freed it at {}",
-                            names.thread(freed.thread),
-                            location(freed.location)
-                        ),
-                        format!(
-                            "{} allocated it at {}",
-                            names.thread(allocated.thread),
-                            location(allocated.location)
-                        ),
+                        site(names, access.thread, what, access.location),
+                        site(names, freed.thread, "freed it", freed.location),
+                        site(names, allocated.thread, "allocated it", allocated.location),
                         "free it only after every other access (a join, a lock, or the Acquire side of \
                          the count that decides who frees)"
                             .into(),
@@ -203,24 +191,16 @@ impl Failure {
                 access,
                 free,
             } => {
-                let op = if access.write { "writes" } else { "reads" };
+                let op = if access.write { "writes it" } else { "reads it" };
                 (
                     FailureKind::DataRace,
                     "data race with a free (a use after free in some runs): memory is freed while \
                      another thread's access to it is not ordered before the free:"
                         .into(),
                     vec![
-                        format!(
-                            "{} {op} it at {}",
-                            names.thread(access.thread),
-                            location(access.location)
-                        ),
-                        format!("{} frees it at {}", names.thread(free.thread), location(free.location)),
-                        format!(
-                            "{} allocated it at {}",
-                            names.thread(allocated.thread),
-                            location(allocated.location)
-                        ),
+                        site(names, access.thread, op, access.location),
+                        site(names, free.thread, "frees it", free.location),
+                        site(names, allocated.thread, "allocated it", allocated.location),
                         "order the access before the free with a lock, a Release store read by an \
                          Acquire load, or a join"
                             .into(),
@@ -384,6 +364,11 @@ fn internal_details(message: &str) -> Vec<String> {
             env!("CARGO_PKG_VERSION")
         ),
     ]
+}
+
+/// "`thread` `did` at `at`": one site of a use after free or a free race.
+fn site(names: &Names<'_>, thread: ThreadIdx, did: &str, at: &Location<'static>) -> String {
+    format!("{} {did} at {}", names.thread(thread), location(at))
 }
 
 /// A spinning thread in a deadlock: why its yield waits, and for what.
