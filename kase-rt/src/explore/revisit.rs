@@ -29,7 +29,7 @@
 mod added;
 mod plan;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::exec::{
     Action, ChoicePoint, Execution, ObjectIdx, ObjectKind, OpKind, Outcome, Scheduler, Stop,
@@ -58,8 +58,10 @@ pub(crate) struct Revisit {
     counts: Vec<u32>,
     /// The event index of each key that ran.
     ran: HashMap<Key, usize>,
-    /// Per object, the planned stores that ran: their rank and event index.
-    stores: HashMap<ObjectIdx, Vec<(u32, usize)>>,
+    /// Per object, the planned stores that ran: event index by rank.
+    stores: HashMap<ObjectIdx, BTreeMap<u32, usize>>,
+    /// Threads with planned steps: `0..plan_threads`.
+    plan_threads: usize,
     /// The first step not known to have run.
     cursor: usize,
     /// The object of the running thread's pending access.
@@ -88,7 +90,7 @@ impl Revisit {
             self.ran.insert(key, i);
             if let (Some(&step), Some(object)) = (self.planned.get(&key), event.action.object) {
                 if let Some(rank) = self.plan.steps[step].rank {
-                    self.stores.entry(object).or_default().push((rank, i));
+                    self.stores.entry(object).or_default().insert(rank, i);
                 }
             }
         }
@@ -112,11 +114,20 @@ impl Revisit {
         if self.cursor == self.plan.steps.len() {
             return Ok(None);
         }
-        for step in &self.plan.steps[self.cursor..] {
-            let (t, k) = step.key;
-            if self.count(t) != k {
-                continue; // ran already, or waits for its thread
-            }
+        // The steps that can be next are each thread's next one; taking
+        // them in plan order is scanning the plan from the cursor, without
+        // passing over every step that ran already (which made a long
+        // replay quadratic).
+        let mut next: Vec<usize> = (0..self.plan_threads)
+            .filter_map(|t| {
+                let t = ThreadIdx(t as u32);
+                self.planned.get(&(t, self.count(t))).copied()
+            })
+            .filter(|&i| i >= self.cursor)
+            .collect();
+        next.sort_unstable();
+        for step in next.into_iter().map(|i| &self.plan.steps[i]) {
+            let (t, _) = step.key;
             if let Some(Some(source)) = step.reads {
                 if !self.has_run(source) {
                     continue; // a revisited read: waits for its store
@@ -159,6 +170,12 @@ impl Revisit {
     }
 
     fn start(&mut self, plan: Plan) {
+        self.plan_threads = plan
+            .steps
+            .iter()
+            .map(|step| step.key.0.index() + 1)
+            .max()
+            .unwrap_or(0);
         self.planned = plan
             .steps
             .iter()
@@ -235,8 +252,8 @@ impl Scheduler for Revisit {
                 let before = self
                     .pending_object
                     .and_then(|o| self.stores.get(&o))
-                    .and_then(|ran| ran.iter().filter(|(r, _)| *r < rank).max())
-                    .map_or(0, |&(_, event)| event + 1);
+                    .and_then(|ran| ran.range(..rank).next_back())
+                    .map_or(0, |(_, &event)| event + 1);
                 (0..point.options)
                     .find(|&k| point.sources[k] == usize::MAX && point.after[k] == before)
             }

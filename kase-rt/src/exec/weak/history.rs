@@ -30,12 +30,15 @@ pub(crate) struct StoreRecord {
     pub taken: bool,
 }
 
-/// An access that saw a store: the store's id, and who saw it when.
+/// One access by a thread that saw a store: the thread's happens-before
+/// epoch then, and the mo-latest store the thread had seen up to and
+/// including it. Insertions never reorder stores already placed, so the
+/// latest stays the latest: a floor is a binary search per thread, not a
+/// scan of every access (which made a long execution quadratic).
 #[derive(Clone, Copy, Debug)]
 struct Seen {
-    thread: ThreadIdx,
     epoch: u32,
-    store: usize,
+    latest: usize,
 }
 
 /// The stores of one location, by id (0 is the initial value), and their
@@ -48,8 +51,9 @@ pub(crate) struct LocationHistory {
     /// Each store's position in `mo`, by id (kept with `mo`: floors ask it
     /// for every access seen).
     position: Vec<usize>,
-    /// Every access so far, for the floors.
-    seen: Vec<Seen>,
+    /// Per thread (by index), its accesses so far in program order (their
+    /// epochs ascend), for the floors.
+    seen: Vec<Vec<Seen>>,
 }
 
 impl LocationHistory {
@@ -95,10 +99,34 @@ impl LocationHistory {
     pub(crate) fn floor(&self, thread: ThreadIdx, clock: &VectorClock) -> usize {
         self.seen
             .iter()
-            .filter(|s| s.thread == thread || clock.get(s.thread) >= s.epoch)
-            .map(|s| self.position(s.store))
+            .enumerate()
+            .filter_map(|(u, accesses)| {
+                let seen = if u == thread.index() {
+                    accesses.len()
+                } else {
+                    let epoch = clock.get(ThreadIdx(u as u32));
+                    accesses.partition_point(|s| s.epoch <= epoch)
+                };
+                let last = accesses[..seen].last()?;
+                Some(self.position(last.latest))
+            })
             .max()
             .unwrap_or(0)
+    }
+
+    /// Records that `thread` at `epoch` saw store `id`.
+    fn saw(&mut self, thread: ThreadIdx, epoch: u32, id: usize) {
+        let u = thread.index();
+        if self.seen.len() <= u {
+            self.seen.resize_with(u + 1, Vec::new);
+        }
+        let accesses = &mut self.seen[u];
+        let latest = match accesses.last() {
+            Some(last) if self.position[last.latest] > self.position[id] => last.latest,
+            _ => id,
+        };
+        debug_assert!(accesses.last().map_or(true, |last| last.epoch <= epoch));
+        accesses.push(Seen { epoch, latest });
     }
 
     /// The stores a read with floor `floor` may read, mo-latest first (the
@@ -134,11 +162,7 @@ impl LocationHistory {
 
     /// Records a read of store `id` by `thread` at `epoch`.
     pub(crate) fn read(&mut self, thread: ThreadIdx, epoch: u32, id: usize) {
-        self.seen.push(Seen {
-            thread,
-            epoch,
-            store: id,
-        });
+        self.saw(thread, epoch, id);
     }
 
     /// Marks store `id` as read by a read-modify-write.
@@ -153,21 +177,22 @@ impl LocationHistory {
     /// Places `store` right after mo position `after`; returns its id.
     pub(crate) fn insert(&mut self, after: usize, store: StoreRecord) -> usize {
         let id = self.stores.len();
-        if let Some((thread, epoch)) = store.by {
-            self.seen.push(Seen {
-                thread,
-                epoch,
-                store: id,
-            });
-        }
+        let by = store.by;
         self.stores.push(store);
-        self.mo.insert(after + 1, id);
-        for p in &mut self.position {
-            if *p > after {
-                *p += 1;
+        if after + 1 < self.mo.len() {
+            // Only a store placed before others moves them (appending, the
+            // common case, costs nothing per store placed earlier).
+            for p in &mut self.position {
+                if *p > after {
+                    *p += 1;
+                }
             }
         }
+        self.mo.insert(after + 1, id);
         self.position.push(after + 1);
+        if let Some((thread, epoch)) = by {
+            self.saw(thread, epoch, id);
+        }
         id
     }
 }
