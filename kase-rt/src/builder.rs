@@ -163,12 +163,14 @@ impl Builder {
     /// when the last thread blocks or finishes is free. Most concurrency bugs
     /// need only one or two preemptions.
     ///
-    /// With a bound, kase runs the bounded depth-first search (the oracle
-    /// limited to the bound) whatever the [`strategy`](Self::strategy):
-    /// partial-order reduction needs its own argument to stay complete
-    /// under a preemption bound (Coons et al., "Bounded partial-order
-    /// reduction", OOPSLA 2013), which kase does not have yet, so the two
-    /// are not combined ([`Report::reduction`] is then false).
+    /// With a bound, [`Strategy::Por`](crate::Strategy::Por) runs a
+    /// bounded partial-order reduction: dynamic partial-order reduction
+    /// with the extra backtracking points that keep it complete within the
+    /// bound (Coons, Musuvathi and McKinley, "Bounded partial-order
+    /// reduction", OOPSLA 2013), checked against the bounded oracle on
+    /// generated programs. [`Strategy::Exhaustive`](crate::Strategy::Exhaustive)
+    /// runs the bounded oracle itself: every interleaving within the bound
+    /// ([`Report::reduction`] is then false).
     ///
     /// If the bound left out some execution, the [`Report`] is not
     /// [`complete`](Report::complete) but

@@ -523,3 +523,73 @@ fn por_agrees_with_the_exhaustive_oracle_on_generated_programs() {
         "the oracle could not enumerate too many cases: {checked}/{cases}"
     );
 }
+
+/// Bounded POR against the bounded oracle on one generated program: for
+/// bounds 0–3, with and without peeking, the same failure and, without
+/// one, the same outcomes, complete within the bound, in no more
+/// executions. False if the oracle could not enumerate it.
+fn check_bounded(seed: u64, ops: usize) -> bool {
+    let p = generate(seed, ops);
+    let ctx = |bound: usize, peeking: bool| {
+        format!("bound {bound}, peeking {peeking}, seed {seed}: {p:#?}")
+    };
+    for bound in 0..=3 {
+        let (oracle, expected) = explore(
+            &p,
+            Builder::new()
+                .strategy(Strategy::Exhaustive)
+                .peeking(false)
+                .preemption_bound(bound)
+                .max_executions(150_000),
+        );
+        let oracle_failure = oracle.failure().map(|f| f.kind());
+        if oracle_failure.is_none() && !oracle.complete_within_bound() {
+            return false;
+        }
+        for peeking in [false, true] {
+            let (por, outcomes) =
+                explore(&p, Builder::new().peeking(peeking).preemption_bound(bound));
+            assert_eq!(
+                por.failure().map(|f| f.kind()),
+                oracle_failure,
+                "bounded POR failure; {}",
+                ctx(bound, peeking)
+            );
+            if oracle_failure.is_some() {
+                continue;
+            }
+            assert_eq!(
+                outcomes,
+                expected,
+                "bounded POR outcomes; {}",
+                ctx(bound, peeking)
+            );
+            assert!(por.complete_within_bound(), "{}", ctx(bound, peeking));
+            if !peeking {
+                assert!(
+                    por.executions() - por.discarded_executions() <= oracle.executions(),
+                    "bounded POR ran more executions than the bounded oracle ({} > {}); {}",
+                    por.executions(),
+                    oracle.executions(),
+                    ctx(bound, peeking)
+                );
+            }
+        }
+    }
+    true
+}
+
+#[test]
+fn bounded_por_agrees_with_the_bounded_oracle_on_generated_programs() {
+    let cases = env_u64("KASE_BOUNDED_DIFF_CASES", 100);
+    let first = env_u64("KASE_DIFF_SEED", 0);
+    let ops = env_u64("KASE_DIFF_OPS", 7) as usize;
+    let checked = (first..first + cases)
+        .filter(|&seed| check_bounded(seed, ops))
+        .count() as u64;
+    eprintln!("bounded differential: {checked} of {cases} generated programs checked");
+    assert!(
+        checked * 10 >= cases * 9,
+        "the bounded oracle could not enumerate too many cases: {checked}/{cases}"
+    );
+}

@@ -189,23 +189,38 @@ fn bounds_zero_to_three_match_the_brute_force_count() {
                     .strategy(strategy)
                     .explore(two_threads(mine, theirs));
                 let expected = brute_force(&two_threads_program(mine, theirs), bound);
-                assert_eq!(
-                    report.executions(),
-                    expected,
-                    "bound {bound}, {strategy:?}, {mine}×{theirs}: {report}"
-                );
+                if strategy == Strategy::Exhaustive {
+                    assert_eq!(
+                        report.executions(),
+                        expected,
+                        "bound {bound}, {strategy:?}, {mine}×{theirs}: {report}"
+                    );
+                    assert!(!report.reduction(), "the bounded oracle");
+                } else {
+                    // The bounded reduction: interleavings that differ
+                    // only in the order of independent steps run once.
+                    assert!(
+                        report.executions() <= expected,
+                        "bound {bound}, {strategy:?}, {mine}×{theirs}: {report}"
+                    );
+                    assert!(report.reduction(), "the bounded reduction");
+                }
                 assert!(report.complete_within_bound(), "{report}");
-                assert!(!report.reduction(), "a bound runs the bounded DFS");
                 // Complete outright exactly when the bound left nothing out.
                 let all = brute_force(&two_threads_program(mine, theirs), usize::MAX);
                 assert_eq!(report.complete(), expected == all, "{report}");
             }
             let report = bounded(bound).strategy(strategy).explore(three_threads);
-            assert_eq!(
-                report.executions(),
-                brute_force(&three_threads_program(), bound),
-                "bound {bound}, {strategy:?}, three threads: {report}"
-            );
+            let expected = brute_force(&three_threads_program(), bound);
+            if strategy == Strategy::Exhaustive {
+                assert_eq!(
+                    report.executions(),
+                    expected,
+                    "bound {bound}, {strategy:?}, three threads: {report}"
+                );
+            } else {
+                assert!(report.executions() <= expected, "{report}");
+            }
         }
     }
 }

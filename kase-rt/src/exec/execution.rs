@@ -139,6 +139,14 @@ impl Execution {
         &self.events
     }
 
+    /// The operations threads wait to perform, enabled or not.
+    pub(crate) fn pending_actions(&self) -> impl Iterator<Item = Action> + '_ {
+        self.threads
+            .iter()
+            .flatten()
+            .filter_map(|thread| Some(thread.pending?.action))
+    }
+
     /// The operation `thread` waits to perform, if any.
     pub(crate) fn pending(&self, thread: ThreadIdx) -> Option<Action> {
         Some(self.thread(thread).pending?.action)

@@ -9,6 +9,7 @@
 //! explorers are `por` (the reduction), `exhaustive` (the oracle), `replay`
 //! (a schedule string) and `determinism` (the same schedule twice).
 
+mod bounded;
 mod budget;
 mod canonical;
 mod determinism;
@@ -133,8 +134,14 @@ pub enum GraphExplorer {
         /// The first such operation, e.g. `Lock on a Mutex`.
         because: String,
     },
+    /// Under a [preemption bound](crate::Builder::preemption_bound), every
+    /// choice of store in the interleavings the bounded partial-order
+    /// reduction runs: one per order of the dependent steps within the
+    /// bound.
+    BoundedReduction,
     /// Every interleaving with every choice of store
-    /// ([`Strategy::Exhaustive`], or a preemption bound): the oracle.
+    /// ([`Strategy::Exhaustive`], or a preemption bound on a model the
+    /// bounded reduction gave up): the oracle.
     Exhaustive,
 }
 
@@ -145,6 +152,7 @@ impl std::fmt::Display for GraphExplorer {
             GraphExplorer::Canonical { because } => {
                 write!(f, "canonical interleavings, as the model uses {because}")
             }
+            GraphExplorer::BoundedReduction => f.write_str("the bounded partial-order reduction"),
             GraphExplorer::Exhaustive => f.write_str("every interleaving"),
         }
     }

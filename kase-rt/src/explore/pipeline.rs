@@ -12,7 +12,8 @@ use crate::report::{FailureKind, Report, Saved, Schedule};
 
 use super::search::explore;
 use super::{
-    exhaustive, minimize, por, revisit, Explorer, GraphExplorer, Runner, Settings, Strategy, Trail,
+    bounded, exhaustive, minimize, por, revisit, Explorer, GraphExplorer, Runner, Settings,
+    Strategy, Trail,
 };
 
 /// Shows `warning` past the test harness's capture and keeps it in the
@@ -266,8 +267,11 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
     // `reduced`: the reduction has not given up on this model yet.
     let explorer = |config: &Settings, graphs: bool, reduced: bool| -> Box<dyn Explorer> {
         match (graphs, config.preemption_bound, config.strategy) {
-            // POR under a preemption bound needs its own completeness
-            // argument (bounded POR): until then the bound runs the oracle.
+            // Under a preemption bound: bounded partial-order reduction, or
+            // the bounded oracle where it gives the model up.
+            (_, Some(bound), Strategy::Por) if reduced => {
+                Box::new(bounded::BoundedDpor::new(bound))
+            }
             (_, Some(bound), _) => Box::new(exhaustive::Dfs::bounded(bound)),
             (_, None, Strategy::Exhaustive) => Box::<exhaustive::Dfs>::default(),
             // Every graph once (`revisit.rs`), or, for models with locks and
@@ -352,6 +356,7 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
                 Some(match (config.preemption_bound, config.strategy, because) {
                     (None, Strategy::Por, None) => GraphExplorer::Revisits,
                     (None, Strategy::Por, Some(because)) => GraphExplorer::Canonical { because },
+                    (Some(_), Strategy::Por, None) => GraphExplorer::BoundedReduction,
                     _ => GraphExplorer::Exhaustive,
                 });
         }

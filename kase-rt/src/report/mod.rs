@@ -222,10 +222,11 @@ impl Report {
         self.complete_within_bound
     }
 
-    /// Whether the result comes from the partial-order reduction
-    /// (`Strategy::Por` without a preemption bound). False for
-    /// `Strategy::Exhaustive` and whenever a preemption bound was set: then
-    /// the bounded depth-first search ran, without reduction.
+    /// Whether the result comes from a partial-order reduction
+    /// (`Strategy::Por`: the unfolding, the revisit explorer, or under a
+    /// preemption bound the bounded reduction). False for
+    /// `Strategy::Exhaustive` and where a reduction gave the model up to
+    /// the depth-first search.
     pub fn reduction(&self) -> bool {
         self.reduction
     }
@@ -304,6 +305,7 @@ impl fmt::Display for Report {
             (Some(bound), Some(_)) if self.complete_within_bound && self.failure.is_none() => {
                 write!(f, " (complete up to {})", preemptions(bound))
             }
+            (Some(_), _) if self.reduction => write!(f, " (bounded partial-order reduction)"),
             (Some(_), _) => write!(f, " (bounded DFS, no reduction)"),
             (None, _) => Ok(()),
         }
@@ -329,6 +331,13 @@ mod tests {
             text.ends_with("; complete up to 2 preemptions (bounded DFS, no reduction)"),
             "{text}"
         );
+        report.reduction = true;
+        let text = report.to_string();
+        assert!(
+            text.ends_with("; complete up to 2 preemptions (bounded partial-order reduction)"),
+            "{text}"
+        );
+        report.reduction = false;
         report.complete = true;
         assert!(
             report.to_string().contains("; complete (bounded DFS"),

@@ -493,7 +493,7 @@ impl Por {
 
 /// The spin the unfolding cannot order, in words: who spins where, over
 /// what.
-fn several_objects(exec: &Execution) -> String {
+pub(crate) fn several_objects(exec: &Execution) -> String {
     let spins: Vec<String> = exec
         .spinning()
         .into_iter()

@@ -192,7 +192,12 @@ fn run_steps(cells: &Arc<Vec<AtomicU64>>, lock: &Arc<Mutex<()>>, steps: &[Step])
 }
 
 /// Every outcome of `program` under RC11 with `strategy`, and the report.
-fn explore(program: &Branching, strategy: Strategy, cap: u64) -> (BTreeSet<Vec<u64>>, Report) {
+fn explore(
+    program: &Branching,
+    strategy: Strategy,
+    cap: u64,
+    bound: Option<usize>,
+) -> (BTreeSet<Vec<u64>>, Report) {
     let run = |cells: &Arc<Vec<AtomicU64>>, lock: &Arc<Mutex<()>>, steps: Vec<Step>| {
         run_steps(cells, lock, &steps)
     };
@@ -203,6 +208,7 @@ fn explore(program: &Branching, strategy: Strategy, cap: u64) -> (BTreeSet<Vec<u
         threads,
         strategy,
         Some(cap),
+        bound,
         run,
         |outcome| {
             if let Some(boom) = program.boom {
@@ -221,11 +227,11 @@ fn the_revisit_explorer_agrees_with_the_exhaustive_one_on_branching_programs() {
     for k in 0..programs {
         let seed = base.wrapping_add(k);
         let program = Branching::generate(&mut Rng::new(seed));
-        let (all, every) = explore(&program, Strategy::Exhaustive, cap);
+        let (all, every) = explore(&program, Strategy::Exhaustive, cap, None);
         if !every.complete() && every.failure().is_none() {
             continue; // too many interleavings for the oracle
         }
-        let (seen, report) = explore(&program, Strategy::Por, cap);
+        let (seen, report) = explore(&program, Strategy::Por, cap, None);
         let name = format!("KASE_WEAK_BRANCH_SEED={seed}: {program:?}");
         let spins = program
             .threads
@@ -277,6 +283,56 @@ fn the_revisit_explorer_agrees_with_the_exhaustive_one_on_branching_programs() {
     );
     assert!(
         (compared + failing + spinning) * 3 >= programs,
+        "a third of the programs are small enough"
+    );
+}
+
+/// The preemption-bounded reduction (`explore/bounded.rs`) against the
+/// bounded oracle under RC11, bounds 0–3: the same failure or none, and
+/// then the same outcomes, in no more executions.
+#[test]
+fn the_bounded_reduction_agrees_with_the_bounded_oracle_on_branching_programs() {
+    let programs = env("KASE_WEAK_BRANCH_PROGRAMS", 100);
+    let base = env("KASE_WEAK_BRANCH_SEED", 0xb4a_0020);
+    let cap = env("KASE_WEAK_BRANCH_CAP", 2_000);
+    let mut compared = 0;
+    for k in 0..programs {
+        let seed = base.wrapping_add(k);
+        let program = Branching::generate(&mut Rng::new(seed));
+        let spins = program
+            .threads
+            .iter()
+            .flatten()
+            .any(|step| matches!(step, Step::Await { .. }));
+        for bound in 0..=3 {
+            let (all, every) = explore(&program, Strategy::Exhaustive, cap, Some(bound));
+            if !every.complete_within_bound() && every.failure().is_none() {
+                continue; // too many interleavings for the oracle
+            }
+            let (seen, report) = explore(&program, Strategy::Por, cap, Some(bound));
+            let name = format!("bound {bound}, KASE_WEAK_BRANCH_SEED={seed}: {program:?}");
+            let kind = |r: &Report| {
+                r.failure().map(|f| {
+                    let what = (!spins).then(|| (f.kind(), f.message().map(str::to_owned)));
+                    what
+                })
+            };
+            assert_eq!(kind(&report), kind(&every), "{name}\n{report}\n{every}");
+            if every.failure().is_some() {
+                continue;
+            }
+            assert!(report.complete_within_bound(), "{name}\n{report}");
+            assert_eq!(seen, all, "{name}\nthe same outcomes");
+            assert!(
+                report.executions() - report.discarded_executions() <= every.executions(),
+                "{name}\nno more executions than the bounded oracle: {report}\n{every}"
+            );
+            compared += 1;
+        }
+    }
+    eprintln!("{compared} (program, bound) pairs compared");
+    assert!(
+        compared * 3 >= programs,
         "a third of the programs are small enough"
     );
 }

@@ -20,6 +20,7 @@ pub(super) fn explore(program: &Program, strategy: Strategy) -> (BTreeSet<Vec<u6
         threads,
         strategy,
         None,
+        None,
         perform_all,
         |_| {},
     )
@@ -29,7 +30,8 @@ pub(super) fn explore(program: &Program, strategy: Strategy) -> (BTreeSet<Vec<u6
 /// mutex and its part, it returns what it read.
 pub(super) type ThreadBody<T> = fn(&Arc<Vec<AtomicU64>>, &Arc<Mutex<()>>, T) -> Vec<u64>;
 
-/// Explores under RC11 with `strategy` (at most `cap` executions) a model
+/// Explores under RC11 with `strategy` (at most `cap` executions, at most
+/// `bound` preemptions each) a model
 /// whose main thread makes `locations` atomics (all 0) and a mutex,
 /// spawns one thread per part running `body` (which returns what it read),
 /// joins them and loads every location; `check` sees each outcome (the
@@ -40,6 +42,7 @@ pub(super) fn explore_threads<T: Clone + Send + Sync + 'static>(
     threads: &[T],
     strategy: Strategy,
     cap: Option<u64>,
+    bound: Option<usize>,
     body: ThreadBody<T>,
     check: impl Fn(&[u64]) + Sync,
 ) -> (BTreeSet<Vec<u64>>, Report) {
@@ -49,6 +52,9 @@ pub(super) fn explore_threads<T: Clone + Send + Sync + 'static>(
         .strategy(strategy);
     if let Some(cap) = cap {
         builder = builder.max_executions(cap);
+    }
+    if let Some(bound) = bound {
+        builder = builder.preemption_bound(bound);
     }
     let report = builder.explore(|| {
         // A Relaxed load of a location nothing stores to: it makes kase

@@ -1,0 +1,439 @@
+//! `Strategy::Por` under a preemption bound: dynamic partial-order
+//! reduction (Flanagan and Godefroid, POPL 2005) with the conservative
+//! backtracking points of bounded partial-order reduction (Coons,
+//! Musuvathi and McKinley, OOPSLA 2013).
+//!
+//! The search is the bounded DFS's (`exhaustive.rs`: the same first
+//! choices, the same preemption count, every RC11 choice of store), but a
+//! choice point tries another thread only when a race asks for it. At
+//! each new state, for every thread `p` and the operation it waits to
+//! perform, the last earlier event of another thread that is dependent
+//! with it (same object, not both reads, `exec/dependence.rs`) and does
+//! not happen before `p` (dependence clocks) is a race: `p` runs instead
+//! at the state before that event (every enabled thread if `p` was not
+//! enabled there). A backtracking point that would exceed the bound is
+//! dropped, which alone would lose executions within it: the bound makes
+//! independent steps dependent (running `p` earlier inside a block of
+//! another thread's steps costs a preemption where running it at the
+//! block's start may not). So each race also adds `p` at the last context
+//! switch before the racing event, where the reversed order may fit the
+//! bound. The bounded oracle checks it on generated programs
+//! (`tests/exploration/differential.rs`): the same failures and outcomes
+//! for bounds 0–3.
+//!
+//! It gives a model up (to the bounded DFS) where no object orders a wait:
+//! a spin over several objects or one that waits for another thread to
+//! run (`exec/spin`), as the unfolding does.
+
+use std::collections::HashMap;
+
+use crate::exec::dependence::Access;
+use crate::exec::{
+    Action, ChoicePoint, Event, ObjectIdx, OpKind, Outcome, Scheduler, Stop, ThreadIdx, WeakPoint,
+};
+
+use super::replay::last_thread;
+use super::Explorer;
+
+/// A thread choice point of the current path.
+struct Threads {
+    enabled: Vec<ThreadIdx>,
+    /// What each enabled thread was about to do (to notice a re-run that
+    /// differs).
+    pending: Vec<Option<Action>>,
+    /// The thread that ran last and whether it could go on: choosing
+    /// another one then costs a preemption.
+    last: ThreadIdx,
+    can_continue: bool,
+    /// Preemptions before this choice.
+    preemptions: usize,
+    /// The thread explored now.
+    chosen: ThreadIdx,
+    /// Threads races asked for, not explored yet.
+    backtrack: Vec<ThreadIdx>,
+    /// Threads explored here, the chosen one included.
+    done: Vec<ThreadIdx>,
+}
+
+/// One choice point of the current path, and how many events had
+/// happened when its thread or access was chosen (the states up to there
+/// stay the same when it changes).
+struct Frame {
+    at: usize,
+    kind: Kind,
+}
+
+enum Kind {
+    Threads(Threads),
+    /// Under RC11, how an atomic access goes: every option in turn.
+    Weak {
+        options: usize,
+        next: usize,
+    },
+}
+
+/// One scheduling step of the running execution: the thread chosen when
+/// `events` events had happened (its operation is event `events`) and the
+/// thread choice point it was, if it was one.
+struct Step {
+    events: usize,
+    thread: ThreadIdx,
+    frame: Option<usize>,
+    /// Another thread ran the event before: a context switch.
+    switch: bool,
+}
+
+/// The bounded reduction.
+pub(crate) struct BoundedDpor {
+    bound: usize,
+    frames: Vec<Frame>,
+    depth: usize,
+    preemptions: usize,
+    /// The bound dropped a backtracking point.
+    pruned: bool,
+    redundant: u64,
+    unsupported: Option<String>,
+    /// The running execution's steps.
+    steps: Vec<Step>,
+    /// Per object, the steps whose operation touched it, in order, with
+    /// how; filled as their events appear.
+    accesses: HashMap<ObjectIdx, Vec<(usize, Access)>>,
+    /// Steps whose event is in `accesses` already.
+    registered: usize,
+    /// Per thread, its last event; and the spawn event of each thread.
+    last_event: Vec<Option<usize>>,
+    spawned_at: Vec<Option<usize>>,
+    /// Events seen by `last_event` and `spawned_at`.
+    scanned: usize,
+    /// States with at most this many events were analysed in an earlier
+    /// execution of the same prefix.
+    analysed: Option<usize>,
+}
+
+impl BoundedDpor {
+    /// At most `bound` preemptions per execution.
+    pub(crate) fn new(bound: usize) -> Self {
+        BoundedDpor {
+            bound,
+            frames: Vec::new(),
+            depth: 0,
+            preemptions: 0,
+            pruned: false,
+            redundant: 0,
+            unsupported: None,
+            steps: Vec::new(),
+            accesses: HashMap::new(),
+            registered: 0,
+            last_event: Vec::new(),
+            spawned_at: Vec::new(),
+            scanned: 0,
+            analysed: None,
+        }
+    }
+
+    /// Catches up with `events`: each thread's last event, the spawns, and
+    /// the objects the steps' operations touched.
+    fn scan(&mut self, events: &[Event]) {
+        for (i, event) in events.iter().enumerate().skip(self.scanned) {
+            let t = event.action.thread.index();
+            if self.last_event.len() <= t {
+                self.last_event.resize(t + 1, None);
+            }
+            self.last_event[t] = Some(i);
+            if event.action.kind == OpKind::Spawn {
+                if let Some(child) = event.value {
+                    let child = child as usize;
+                    if self.spawned_at.len() <= child {
+                        self.spawned_at.resize(child + 1, None);
+                    }
+                    self.spawned_at[child] = Some(i);
+                }
+            }
+        }
+        self.scanned = events.len();
+        while let Some(step) = self.steps.get(self.registered) {
+            let Some(event) = events.get(step.events) else {
+                break;
+            };
+            if event.action.thread == step.thread {
+                if let Some(object) = event.action.object {
+                    let access = event.action.kind.props().access;
+                    let list = self.accesses.entry(object).or_default();
+                    list.push((self.registered, access));
+                }
+            }
+            self.registered += 1;
+        }
+    }
+
+    /// Whether event `i` happens before thread `p`'s next operation (by
+    /// the dependence clocks; `None`: `p` has no event and no spawn seen).
+    fn before(&self, events: &[Event], i: usize, p: ThreadIdx) -> bool {
+        let known = self
+            .last_event
+            .get(p.index())
+            .copied()
+            .flatten()
+            .or_else(|| self.spawned_at.get(p.index()).copied().flatten());
+        let Some(k) = known else {
+            return false;
+        };
+        if i == k {
+            return true;
+        }
+        let event = &events[i];
+        let v = event.action.thread;
+        events[k].clock.get(v) >= event.clock.get(v)
+    }
+
+    /// The races of the operations `pending` (one per thread) waits to
+    /// perform with the events so far: each asks for its thread at the
+    /// racing step and at the context switch before it.
+    fn analyse(&mut self, events: &[Event], pending: &[Action]) {
+        for action in pending {
+            let (p, Some(object)) = (action.thread, action.object) else {
+                continue;
+            };
+            // A lock that may start a pure section (peeking) is a read only
+            // if the section turns out pure, which running it decides.
+            let access = if action.kind.starts_pure_part() {
+                Access::Write
+            } else {
+                action.kind.props().access
+            };
+            let Some(list) = self.accesses.get(&object) else {
+                continue;
+            };
+            let mut race = None;
+            for &(s, earlier) in list.iter().rev() {
+                let step = &self.steps[s];
+                if step.thread == p || (access == Access::Read && earlier == Access::Read) {
+                    continue;
+                }
+                if self.before(events, step.events, p) {
+                    if earlier == Access::Write {
+                        // Every earlier access of the object happens
+                        // before this write, so before `p` too.
+                        break;
+                    }
+                    continue;
+                }
+                race = Some(s);
+                break;
+            }
+            let Some(s) = race else {
+                continue;
+            };
+            self.ask(self.steps[s].frame, p);
+            if let Some(switch) = (0..s).rev().find(|&j| self.steps[j].switch) {
+                self.ask(self.steps[switch].frame, p);
+            }
+        }
+    }
+
+    /// Asks choice point `frame` to run `p` (every enabled thread if `p`
+    /// was not enabled there), within the bound.
+    fn ask(&mut self, frame: Option<usize>, p: ThreadIdx) {
+        let Some(Frame {
+            kind: Kind::Threads(frame),
+            ..
+        }) = frame.and_then(|f| self.frames.get_mut(f))
+        else {
+            return; // one thread could run there: nothing else to try
+        };
+        let wanted = if frame.enabled.contains(&p) {
+            vec![p]
+        } else {
+            frame.enabled.clone()
+        };
+        for q in wanted {
+            if frame.done.contains(&q) || frame.backtrack.contains(&q) {
+                continue;
+            }
+            let cost = usize::from(frame.can_continue && q != frame.last);
+            if frame.preemptions + cost > self.bound {
+                self.pruned = true;
+                continue;
+            }
+            frame.backtrack.push(q);
+        }
+    }
+}
+
+impl Scheduler for BoundedDpor {
+    fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
+        let exec = point.execution;
+        if exec.waited_on_several() {
+            self.unsupported = Some(super::por::several_objects(exec));
+            return Err(Stop::Redundant);
+        }
+        if let Some(spin) = exec.waited_alone() {
+            self.unsupported = Some(super::alone_spin(spin));
+            return Err(Stop::Redundant);
+        }
+        let events = exec.events();
+        self.scan(events);
+        if self.analysed.map_or(true, |upto| events.len() > upto) {
+            let pending: Vec<Action> = exec.pending_actions().collect();
+            self.analyse(events, &pending);
+        }
+        let last = last_thread(exec);
+        let can_continue = point.enabled.contains(&last);
+        let (chosen, frame) = if let [only] = point.enabled {
+            (*only, None)
+        } else {
+            let depth = self.depth;
+            self.depth += 1;
+            let chosen = match self.frames.get(depth).map(|f| &f.kind) {
+                Some(Kind::Threads(frame)) => {
+                    let same = frame.enabled == point.enabled
+                        && frame
+                            .enabled
+                            .iter()
+                            .zip(&frame.pending)
+                            .all(|(&t, p)| exec.pending(t) == *p);
+                    if !same {
+                        return Err(diverged(depth));
+                    }
+                    frame.chosen
+                }
+                Some(Kind::Weak { .. }) => return Err(diverged(depth)),
+                None => {
+                    let first = if can_continue { last } else { point.enabled[0] };
+                    self.frames.push(Frame {
+                        at: events.len(),
+                        kind: Kind::Threads(Threads {
+                            enabled: point.enabled.to_vec(),
+                            pending: point.enabled.iter().map(|&t| exec.pending(t)).collect(),
+                            last,
+                            can_continue,
+                            preemptions: self.preemptions,
+                            chosen: first,
+                            backtrack: Vec::new(),
+                            done: vec![first],
+                        }),
+                    });
+                    first
+                }
+            };
+            (chosen, Some(depth))
+        };
+        if can_continue && chosen != last {
+            self.preemptions += 1;
+        }
+        self.steps.push(Step {
+            events: events.len(),
+            thread: chosen,
+            frame,
+            switch: chosen != last,
+        });
+        Ok(chosen)
+    }
+
+    fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
+        if point.options <= 1 {
+            return Ok(0);
+        }
+        let depth = self.depth;
+        self.depth += 1;
+        match self.frames.get(depth).map(|f| &f.kind) {
+            Some(Kind::Weak { options, next }) if *options == point.options => Ok(*next),
+            Some(_) => Err(diverged(depth)),
+            None => {
+                // The access is the operation of the last step.
+                let at = self.steps.last().map_or(0, |step| step.events);
+                self.frames.push(Frame {
+                    at,
+                    kind: Kind::Weak {
+                        options: point.options,
+                        next: 0,
+                    },
+                });
+                Ok(0)
+            }
+        }
+    }
+}
+
+/// A re-run that did not reach choice point `depth` as the earlier run did.
+fn diverged(depth: usize) -> Stop {
+    Stop::Diverged(format!(
+        "at choice point {}, re-running the same schedule found the threads about to do other \
+         things than the earlier run: the model depends on something other than the schedule",
+        depth + 1
+    ))
+}
+
+impl Explorer for BoundedDpor {
+    fn advance(&mut self, outcome: &Outcome) -> Result<bool, String> {
+        if self.unsupported.is_some() {
+            return Ok(false);
+        }
+        if outcome.fault.is_none() && !outcome.redundant && self.depth < self.frames.len() {
+            return Err(format!(
+                "the model finished after {} choice points, but the same schedule earlier had {}: the \
+                 model depends on something other than the schedule",
+                self.depth,
+                self.frames.len()
+            ));
+        }
+        self.redundant += u64::from(outcome.redundant);
+        // The operations threads still waited for race with the events too.
+        self.scan(&outcome.events);
+        if self
+            .analysed
+            .map_or(true, |upto| outcome.events.len() > upto)
+        {
+            self.analyse(&outcome.events, &outcome.pending);
+        }
+        // The deepest choice point with something left to try.
+        let more = loop {
+            match self.frames.last_mut().map(|f| &mut f.kind) {
+                None => break false,
+                Some(Kind::Weak { options, next }) => {
+                    if *next + 1 < *options {
+                        *next += 1;
+                        break true;
+                    }
+                }
+                Some(Kind::Threads(frame)) => {
+                    if !frame.backtrack.is_empty() {
+                        let q = frame.backtrack.remove(0);
+                        frame.done.push(q);
+                        frame.chosen = q;
+                        break true;
+                    }
+                }
+            }
+            self.frames.pop();
+        };
+        // The steps up to the state of the choice point that changes ran
+        // (and were analysed) already.
+        self.analysed = self.frames.last().map(|f| f.at);
+        self.depth = 0;
+        self.preemptions = 0;
+        self.steps.clear();
+        self.accesses.clear();
+        self.registered = 0;
+        self.last_event.clear();
+        self.spawned_at.clear();
+        self.scanned = 0;
+        Ok(more)
+    }
+
+    fn reduces(&self) -> bool {
+        true
+    }
+
+    fn pruned(&self) -> bool {
+        self.pruned
+    }
+
+    fn redundant(&self) -> u64 {
+        self.redundant
+    }
+
+    fn unsupported(&self) -> Option<String> {
+        self.unsupported.clone()
+    }
+}
