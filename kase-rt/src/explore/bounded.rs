@@ -27,6 +27,7 @@
 
 use std::collections::HashMap;
 
+use crate::exec::clock::VectorClock;
 use crate::exec::dependence::Access;
 use crate::exec::{
     Action, ChoicePoint, Event, ObjectIdx, OpKind, Outcome, Scheduler, Stop, ThreadIdx, WeakPoint,
@@ -81,11 +82,31 @@ struct Step {
     frame: Option<usize>,
     /// Another thread ran the event before: a context switch.
     switch: bool,
+    /// Which steps of each thread come before it or are it, by the
+    /// dependence this search reorders (set when its event is seen).
+    clock: VectorClock,
+}
+
+/// Per object, the joined clocks of the steps that touched it, by how:
+/// what a new step on it depends on.
+#[derive(Default)]
+struct Touched {
+    /// Steps that may write it, and that only read it (RC11's atomic
+    /// accesses aside: the `atomic_*` clocks hold them).
+    writes: VectorClock,
+    reads: VectorClock,
+    /// Under RC11, atomic accesses that read (loads, read-modify-writes,
+    /// compare-exchanges); those that write, and loads alone.
+    atomic_reads: VectorClock,
+    atomic_writes: VectorClock,
+    atomic_loads: VectorClock,
 }
 
 /// The bounded reduction.
 pub(crate) struct BoundedDpor {
     bound: usize,
+    /// Under RC11: atomics' order matters only from a read to a write.
+    weak: bool,
     frames: Vec<Frame>,
     depth: usize,
     preemptions: usize,
@@ -100,10 +121,12 @@ pub(crate) struct BoundedDpor {
     accesses: HashMap<ObjectIdx, Vec<(usize, Access)>>,
     /// Steps whose event is in `accesses` already.
     registered: usize,
-    /// Per thread, its last event; and the spawn event of each thread.
-    last_event: Vec<Option<usize>>,
-    spawned_at: Vec<Option<usize>>,
-    /// Events seen by `last_event` and `spawned_at`.
+    /// Per object, how steps touched it.
+    touched: HashMap<ObjectIdx, Touched>,
+    /// Per thread, the clock of its last step (or of its spawner when it
+    /// was spawned).
+    thread_clocks: Vec<VectorClock>,
+    /// Events seen by `scan`.
     scanned: usize,
     /// States with at most this many events were analysed in an earlier
     /// execution of the same prefix.
@@ -111,10 +134,12 @@ pub(crate) struct BoundedDpor {
 }
 
 impl BoundedDpor {
-    /// At most `bound` preemptions per execution.
-    pub(crate) fn new(bound: usize) -> Self {
+    /// At most `bound` preemptions per execution; `weak`: atomics follow
+    /// RC11.
+    pub(crate) fn new(bound: usize, weak: bool) -> Self {
         BoundedDpor {
             bound,
+            weak,
             frames: Vec::new(),
             depth: 0,
             preemptions: 0,
@@ -124,66 +149,66 @@ impl BoundedDpor {
             steps: Vec::new(),
             accesses: HashMap::new(),
             registered: 0,
-            last_event: Vec::new(),
-            spawned_at: Vec::new(),
+            touched: HashMap::new(),
+            thread_clocks: Vec::new(),
             scanned: 0,
             analysed: None,
         }
     }
 
-    /// Catches up with `events`: each thread's last event, the spawns, and
-    /// the objects the steps' operations touched.
+    /// Catches up with `events`: each step's clock and the objects the
+    /// steps' operations touched. Only steps carry dependence: the other
+    /// events (a cell's access, a spawn) belong to their thread's step
+    /// and are never reordered on their own.
     fn scan(&mut self, events: &[Event]) {
         for (i, event) in events.iter().enumerate().skip(self.scanned) {
-            let t = event.action.thread.index();
-            if self.last_event.len() <= t {
-                self.last_event.resize(t + 1, None);
+            let t = event.action.thread;
+            if self.thread_clocks.len() <= t.index() {
+                self.thread_clocks.resize(t.index() + 1, VectorClock::new());
             }
-            self.last_event[t] = Some(i);
+            let step = self.registered;
+            if self
+                .steps
+                .get(step)
+                .is_some_and(|s| s.events == i && s.thread == t)
+            {
+                self.registered += 1;
+                let mut clock = self.thread_clocks[t.index()].clone();
+                clock.set(t, clock.get(t) + 1);
+                if let Some(object) = event.action.object {
+                    let touched = self.touched.entry(object).or_default();
+                    touch(touched, event.action.kind, self.weak, &mut clock);
+                    let access = event.action.kind.props().access;
+                    self.accesses
+                        .entry(object)
+                        .or_default()
+                        .push((step, access));
+                }
+                self.thread_clocks[t.index()].clone_from(&clock);
+                self.steps[step].clock = clock;
+            } else if self.steps.get(step).is_some_and(|s| s.events <= i) {
+                self.registered += 1; // its thread did something else
+            }
             if event.action.kind == OpKind::Spawn {
                 if let Some(child) = event.value {
                     let child = child as usize;
-                    if self.spawned_at.len() <= child {
-                        self.spawned_at.resize(child + 1, None);
+                    if self.thread_clocks.len() <= child {
+                        self.thread_clocks.resize(child + 1, VectorClock::new());
                     }
-                    self.spawned_at[child] = Some(i);
+                    self.thread_clocks[child] = self.thread_clocks[t.index()].clone();
                 }
             }
         }
         self.scanned = events.len();
-        while let Some(step) = self.steps.get(self.registered) {
-            let Some(event) = events.get(step.events) else {
-                break;
-            };
-            if event.action.thread == step.thread {
-                if let Some(object) = event.action.object {
-                    let access = event.action.kind.props().access;
-                    let list = self.accesses.entry(object).or_default();
-                    list.push((self.registered, access));
-                }
-            }
-            self.registered += 1;
-        }
     }
 
-    /// Whether event `i` happens before thread `p`'s next operation (by
-    /// the dependence clocks; `None`: `p` has no event and no spawn seen).
-    fn before(&self, events: &[Event], i: usize, p: ThreadIdx) -> bool {
-        let known = self
-            .last_event
-            .get(p.index())
-            .copied()
-            .flatten()
-            .or_else(|| self.spawned_at.get(p.index()).copied().flatten());
-        let Some(k) = known else {
+    /// Whether step `s` comes before thread `p`'s next operation.
+    fn before(&self, s: usize, p: ThreadIdx) -> bool {
+        let step = &self.steps[s];
+        let Some(known) = self.thread_clocks.get(p.index()) else {
             return false;
         };
-        if i == k {
-            return true;
-        }
-        let event = &events[i];
-        let v = event.action.thread;
-        events[k].clock.get(v) >= event.clock.get(v)
+        known.get(step.thread) >= step.clock.get(step.thread)
     }
 
     /// The races of the operations `pending` (one per thread) waits to
@@ -210,10 +235,19 @@ impl BoundedDpor {
                 if step.thread == p || (access == Access::Read && earlier == Access::Read) {
                     continue;
                 }
-                if self.before(events, step.events, p) {
-                    if earlier == Access::Write {
-                        // Every earlier access of the object happens
-                        // before this write, so before `p` too.
+                let kind = events[step.events].action.kind;
+                if self.weak && !matters_under_rc11(kind, action.kind) {
+                    continue;
+                }
+                if self.before(s, p) {
+                    // Every earlier step on the object that matters to `p`
+                    // comes before a write, so before `p` too (under RC11
+                    // an atomic write follows the earlier reads, not the
+                    // earlier stores, which matter only to other
+                    // operations than atomic accesses).
+                    let covers =
+                        !self.weak || !kind.is_atomic_access() || action.kind.is_atomic_access();
+                    if earlier == Access::Write && covers {
                         break;
                     }
                     continue;
@@ -326,6 +360,7 @@ impl Scheduler for BoundedDpor {
             thread: chosen,
             frame,
             switch: chosen != last,
+            clock: VectorClock::new(),
         });
         Ok(chosen)
     }
@@ -353,6 +388,56 @@ impl Scheduler for BoundedDpor {
             }
         }
     }
+}
+
+/// Joins into `clock` (a new step's) the steps on its object it depends
+/// on, and records the step there. Two steps depend on each other unless
+/// both only read; under RC11, two atomic accesses only if the earlier
+/// reads and the later writes (`matters_under_rc11`).
+fn touch(touched: &mut Touched, kind: OpKind, weak: bool, clock: &mut VectorClock) {
+    let writes = kind.props().access == Access::Write;
+    if weak && kind.is_atomic_access() {
+        clock.join(&touched.writes);
+        if writes {
+            clock.join(&touched.reads);
+        }
+        if kind != OpKind::Load {
+            clock.join(&touched.atomic_reads);
+        }
+        if kind != OpKind::Store {
+            touched.atomic_reads.join(clock);
+        }
+        if kind == OpKind::Load {
+            touched.atomic_loads.join(clock);
+        } else {
+            touched.atomic_writes.join(clock);
+        }
+    } else {
+        clock.join(&touched.writes);
+        clock.join(&touched.atomic_writes);
+        if writes {
+            clock.join(&touched.reads);
+            clock.join(&touched.atomic_loads);
+            touched.writes.join(clock);
+        } else {
+            touched.reads.join(clock);
+        }
+    }
+}
+
+/// Under RC11, whether running atomic access `later` before the earlier
+/// `earlier` (same location, different threads) can give a graph the
+/// order they ran in cannot: only if `earlier` reads and `later` writes
+/// (the read may then read that store). A read after a store may still
+/// read any store before it that coherence allows, and a store's place in
+/// modification order is its own choice, whichever ran first (hb, which
+/// bounds both, does not depend on the order of unsynchronised steps).
+/// Anything but two atomic accesses: the order matters.
+fn matters_under_rc11(earlier: OpKind, later: OpKind) -> bool {
+    if !(earlier.is_atomic_access() && later.is_atomic_access()) {
+        return true;
+    }
+    earlier != OpKind::Store && later != OpKind::Load
 }
 
 /// A re-run that did not reach choice point `depth` as the earlier run did.
@@ -415,8 +500,8 @@ impl Explorer for BoundedDpor {
         self.steps.clear();
         self.accesses.clear();
         self.registered = 0;
-        self.last_event.clear();
-        self.spawned_at.clear();
+        self.touched.clear();
+        self.thread_clocks.clear();
         self.scanned = 0;
         Ok(more)
     }

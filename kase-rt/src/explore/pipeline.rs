@@ -270,7 +270,7 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
             // Under a preemption bound: bounded partial-order reduction, or
             // the bounded oracle where it gives the model up.
             (_, Some(bound), Strategy::Por) if reduced => {
-                Box::new(bounded::BoundedDpor::new(bound))
+                Box::new(bounded::BoundedDpor::new(bound, graphs))
             }
             (_, Some(bound), _) => Box::new(exhaustive::Dfs::bounded(bound)),
             (_, None, Strategy::Exhaustive) => Box::<exhaustive::Dfs>::default(),

@@ -28,6 +28,8 @@ pub(crate) struct StoreRecord {
     pub message: VectorClock,
     /// A read-modify-write read it: no other may (atomicity).
     pub taken: bool,
+    /// It is `SeqCst` (a new access's `psc` check looks for such stores).
+    pub seq_cst: bool,
 }
 
 /// One access by a thread that saw a store: the thread's happens-before
@@ -66,6 +68,7 @@ impl LocationHistory {
                 by: None,
                 message: VectorClock::new(),
                 taken: false,
+                seq_cst: false,
             }],
             mo: vec![0],
             position: vec![0],
@@ -127,6 +130,29 @@ impl LocationHistory {
         };
         debug_assert!(accesses.last().map_or(true, |last| last.epoch <= epoch));
         accesses.push(Seen { epoch, latest });
+    }
+
+    /// The mo position of the latest store that some thread `u` saw (read
+    /// or stored) at an epoch of at most `clock[u]`: what happens before
+    /// the events whose joined clock `clock` is (0: nothing).
+    pub(crate) fn latest_seen_within(&self, clock: &VectorClock) -> usize {
+        self.seen
+            .iter()
+            .enumerate()
+            .filter_map(|(u, accesses)| {
+                let epoch = clock.get(ThreadIdx(u as u32));
+                let seen = accesses.partition_point(|s| s.epoch <= epoch);
+                Some(self.position(accesses[..seen].last()?.latest))
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Whether a `SeqCst` store is after mo position `after`.
+    pub(crate) fn seq_cst_after(&self, after: usize) -> bool {
+        self.mo[after + 1..]
+            .iter()
+            .any(|&id| self.stores[id].seq_cst)
     }
 
     /// The stores a read with floor `floor` may read, mo-latest first (the
@@ -220,6 +246,7 @@ mod tests {
             by: Some((by, epoch)),
             message: VectorClock::new(),
             taken: false,
+            seq_cst: false,
         }
     }
 

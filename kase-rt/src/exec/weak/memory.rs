@@ -94,6 +94,11 @@ pub(crate) struct WeakMemory {
     /// The graph has a `SeqCst` fence: then any access's candidates must
     /// keep `psc` acyclic, not only a `SeqCst` access's (`candidates`).
     seq_cst_fence: bool,
+    /// The `SeqCst` fences' happens-before clocks joined (what happens
+    /// before some `SeqCst` fence), and per thread the epoch of its first
+    /// one (whether one happens before a new access).
+    seq_cst_fences_clock: VectorClock,
+    first_seq_cst_fence: VectorClock,
     /// Per thread: its announced atomic access.
     intents: Vec<Option<AtomicIntent>>,
     /// The explorer's choice for the access about to run.
@@ -320,12 +325,31 @@ impl Execution {
             Candidate::Place(p) => p + 1 == history.mo().len(),
             Candidate::Read(id) => history.mo().last() == Some(&id),
         };
+        // A new `psc` edge leaves the access only if it is `SeqCst` or a
+        // `SeqCst` fence happens before it, and only towards a `SeqCst`
+        // store after its place in modification order or a `SeqCst` fence
+        // that such a store (or a read of one) happens before: without
+        // both, no cycle can run through it.
+        let fence_before = clock
+            .as_slice()
+            .iter()
+            .zip(weak.first_seq_cst_fence.as_slice())
+            .any(|(&seen, &first)| first > 0 && seen >= first);
+        let from = is_seq_cst(&intent) || fence_before;
+        let towards = |c: Candidate| {
+            let after = match c {
+                Candidate::Place(p) => p,
+                Candidate::Read(id) => history.position(id),
+            };
+            history.seq_cst_after(after)
+                || history.latest_seen_within(&weak.seq_cst_fences_clock) > after
+        };
         let to = weak.graph.events.len();
         let sw = weak.edges_into(t, clock, to);
         candidates
             .into_iter()
             .filter(|&c| {
-                if latest(c) {
+                if latest(c) || !from || !towards(c) {
                     return true;
                 }
                 let (node, mo_index) = weak.node_for(t, located, kind, &intent, c);
@@ -486,6 +510,7 @@ impl Execution {
                             by: Some((t, epoch)),
                             message,
                             taken: false,
+                            seq_cst: order == Ordering::SeqCst,
                         },
                     );
                     (Access::Rmw { location, rf }, Some(at))
@@ -502,6 +527,7 @@ impl Execution {
                         by: Some((t, epoch)),
                         message,
                         taken: false,
+                        seq_cst: order == Ordering::SeqCst,
                     },
                 );
                 (Access::Write { location }, Some(p))
@@ -573,6 +599,9 @@ impl Execution {
             written: None,
             cas: None,
         };
+        if order == Ordering::SeqCst {
+            weak.seq_cst_fences_clock.join(&before);
+        }
         weak.push(t, before.get(t), facts, node, None, sw);
     }
 
@@ -628,6 +657,12 @@ impl WeakMemory {
     ) {
         let index = self.graph.events.len();
         self.seq_cst_fence |= node.is_sc_fence();
+        if node.is_sc_fence() {
+            if self.first_seq_cst_fence.get(thread) == 0 {
+                // Epochs start at 1: 0 is "none yet".
+                self.first_seq_cst_fence.set(thread, epoch.max(1));
+            }
+        }
         Self::add(&mut self.graph, node, mo_index, sw);
         self.node_facts.push(facts);
         if self.thread_nodes.len() <= thread.index() {
