@@ -657,11 +657,9 @@ impl WeakMemory {
     ) {
         let index = self.graph.events.len();
         self.seq_cst_fence |= node.is_sc_fence();
-        if node.is_sc_fence() {
-            if self.first_seq_cst_fence.get(thread) == 0 {
-                // Epochs start at 1: 0 is "none yet".
-                self.first_seq_cst_fence.set(thread, epoch.max(1));
-            }
+        // Epochs start at 1: 0 is "none yet".
+        if node.is_sc_fence() && self.first_seq_cst_fence.get(thread) == 0 {
+            self.first_seq_cst_fence.set(thread, epoch.max(1));
         }
         Self::add(&mut self.graph, node, mo_index, sw);
         self.node_facts.push(facts);
