@@ -15,7 +15,8 @@
 //! against length" of FILE (or is appended).
 //!
 //! Rows: kase's POR (`SeqCst`, the unfolding), the exhaustive DFS and the
-//! preemption-bounded DFS (capped at `CAP` executions), the revisit
+//! preemption-bounded DFS (capped at `CAP` executions), the bounded
+//! reduction (`Strategy::Por` with the same bound), the revisit
 //! explorer (the same program with `Relaxed` accesses, under RC11), and
 //! loom (`SeqCst`, its default settings). Each cell is the best of three
 //! runs: µs per execution, and ns per visible operation in brackets. The
@@ -94,7 +95,17 @@ const EXPLORERS: &[Explorer] = &[
     Explorer {
         name: "kase bounded DFS (2 preemptions)",
         run: |n| {
-            let builder = Builder::new().preemption_bound(2).max_executions(CAP);
+            let builder = Builder::new()
+                .strategy(Strategy::Exhaustive)
+                .preemption_bound(2)
+                .max_executions(CAP);
+            kase_run(builder, n, Ordering::SeqCst)
+        },
+    },
+    Explorer {
+        name: "kase bounded POR (2 preemptions)",
+        run: |n| {
+            let builder = Builder::new().preemption_bound(2);
             kase_run(builder, n, Ordering::SeqCst)
         },
     },

@@ -82,6 +82,8 @@ struct Step {
     frame: Option<usize>,
     /// Another thread ran the event before: a context switch.
     switch: bool,
+    /// The last step up to this one that is a context switch.
+    last_switch: Option<usize>,
     /// Which steps of each thread come before it or are it, by the
     /// dependence this search reorders (set when its event is seen).
     clock: VectorClock,
@@ -232,19 +234,13 @@ impl BoundedDpor {
             let mut race = None;
             for &(s, earlier) in list.iter().rev() {
                 let step = &self.steps[s];
-                if step.thread == p || (access == Access::Read && earlier == Access::Read) {
-                    continue;
-                }
                 let kind = events[step.events].action.kind;
-                if self.weak && !matters_under_rc11(kind, action.kind) {
-                    continue;
-                }
                 if self.before(s, p) {
                     // Every earlier step on the object that matters to `p`
-                    // comes before a write, so before `p` too (under RC11
-                    // an atomic write follows the earlier reads, not the
-                    // earlier stores, which matter only to other
-                    // operations than atomic accesses).
+                    // comes before a write (`p`'s own included), so before
+                    // `p` too (under RC11 an atomic write follows the
+                    // earlier reads, not the earlier stores, which matter
+                    // only to other operations than atomic accesses).
                     let covers =
                         !self.weak || !kind.is_atomic_access() || action.kind.is_atomic_access();
                     if earlier == Access::Write && covers {
@@ -252,14 +248,22 @@ impl BoundedDpor {
                     }
                     continue;
                 }
-                race = Some(s);
-                break;
+                let dependent = !(access == Access::Read && earlier == Access::Read)
+                    && (!self.weak || matters_under_rc11(kind, action.kind));
+                if dependent {
+                    race = Some(s);
+                    break;
+                }
             }
             let Some(s) = race else {
                 continue;
             };
             self.ask(self.steps[s].frame, p);
-            if let Some(switch) = (0..s).rev().find(|&j| self.steps[j].switch) {
+            let switch = match s.checked_sub(1) {
+                Some(previous) if self.steps[s].switch => self.steps[previous].last_switch,
+                _ => self.steps[s].last_switch.filter(|&j| j < s),
+            };
+            if let Some(switch) = switch {
                 self.ask(self.steps[switch].frame, p);
             }
         }
@@ -355,11 +359,17 @@ impl Scheduler for BoundedDpor {
         if can_continue && chosen != last {
             self.preemptions += 1;
         }
+        let switch = chosen != last;
+        let last_switch = match switch {
+            true => Some(self.steps.len()),
+            false => self.steps.last().and_then(|step| step.last_switch),
+        };
         self.steps.push(Step {
             events: events.len(),
             thread: chosen,
             frame,
-            switch: chosen != last,
+            switch,
+            last_switch,
             clock: VectorClock::new(),
         });
         Ok(chosen)
