@@ -115,8 +115,8 @@ impl Por {
             } = &mut *cache;
             let maximal = maximal.as_deref().expect("set by validate_spikes");
             let keep = |x: EventId| {
-                !maximal.iter().any(|&m| self.u.conflict(x, m))
-                    && !node.added.iter().any(|&y| self.u.leq(y, x))
+                !node.added.iter().any(|&y| self.u.leq(y, x))
+                    && !maximal.iter().any(|&m| self.u.conflict(x, m))
             };
             let entry = entries.entry(b).or_default();
             match source {
