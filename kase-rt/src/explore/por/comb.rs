@@ -22,7 +22,6 @@ impl Por {
             .collect();
         d.sort_unstable();
         d.push(event);
-        let maximal = self.maximal(config_len);
         let targets: Vec<EventId> = match self.alternatives {
             Alternatives::Optimal => d.clone(),
             // `event` (last in `d`) first, then the most recently added.
@@ -33,26 +32,17 @@ impl Por {
             if self.budget.expired() {
                 return None;
             }
-            // The node that put `target` in D (the deepest, if several):
-            // its configuration is a prefix of this one's, so what conflicts
-            // with it conflicts here too, and is filtered out once there.
-            let owner = if target == event {
-                i
-            } else {
-                (0..=i)
-                    .rev()
-                    .find(|&n| self.tree.nodes[n].added.contains(&target))
-                    .unwrap_or(i)
-            };
-            let refilter = self.tree.nodes[owner].config_len != config_len;
             // A unit (a pure part of a critical section) conflicts with
-            // whatever conflicts with one of its events.
+            // whatever conflicts with one of its events. Node `i`'s lists
+            // avoid its configuration and D but for `event`, which joins D
+            // only when a clue is found.
             let mut spike: Vec<EventId> = Vec::new();
             for b in self.unit_chain(target) {
-                let clashes = |x: EventId| maximal.iter().any(|&m| self.u.conflict(x, m));
-                spike.extend(self.spike_candidates(owner, b).into_iter().filter(|&x| {
-                    !d.iter().any(|&y| self.u.leq(y, x)) && (!refilter || !clashes(x))
-                }));
+                spike.extend(
+                    self.spike_candidates(i, b)
+                        .into_iter()
+                        .filter(|&x| !self.u.leq(event, x)),
+                );
             }
             spike.sort_unstable();
             spike.dedup();
@@ -79,7 +69,7 @@ impl Por {
     /// The maximal events of the first `config_len` events of `C`: each
     /// thread's last one (an event conflicts with that prefix iff it
     /// conflicts with one of them).
-    fn maximal(&self, config_len: usize) -> Vec<EventId> {
+    pub(super) fn maximal(&self, config_len: usize) -> Vec<EventId> {
         self.run
             .positions
             .iter()
@@ -90,34 +80,94 @@ impl Por {
             .collect()
     }
 
-    /// The events in immediate conflict with `b` that do not conflict with
-    /// the configuration of node `n`. `b`'s immediate conflicts pile up over
-    /// the whole exploration (pruning keeps those of every event of
-    /// `C ∪ D`), and nearly all of them conflict with the current branch;
-    /// testing each against `C` at every alternative made the cost per
+    /// The events in immediate conflict with `b` that a spike at node `n` or
+    /// deeper can take: those that do not conflict with `n`'s configuration
+    /// and whose history has no unit that `n` or a shallower node put in
+    /// `D`.
+    pub(super) fn spike_candidates(&self, n: usize, b: EventId) -> Vec<EventId> {
+        self.refresh_spikes(n, b);
+        let cache = self.tree.nodes[n].spikes.borrow();
+        cache.entries[&b].candidates.clone()
+    }
+
+    /// Brings node `n`'s list of [`spike_candidates`](Self::spike_candidates)
+    /// of `b` up to date. A node's list is the list of the nearest shallower
+    /// node that put units in `D` (its *source*), filtered by what the node
+    /// adds: its longer configuration and its own units of `D` (both only
+    /// narrow going deeper). Nodes between add no unit, and their
+    /// configurations lie between, so they are skipped. A node adds to `D`
+    /// only while it is the deepest, when no list is built on its own, so
+    /// a source's list only grows while it is one, and each immediate
+    /// conflict is tested once per node. Testing all of a target's immediate
+    /// conflicts against `C` and `D` at every alternative made the cost per
     /// execution grow with the executions so far (POR-DESIGN.md, "Cost per
-    /// execution over a long run"). The node's configuration stays the same
-    /// while it is on the stack, so each conflict is tested against it once.
-    fn spike_candidates(&self, n: usize, b: EventId) -> Vec<EventId> {
-        let node = &self.tree.nodes[n];
-        let mut cache = node.spikes.borrow_mut();
+    /// execution over a long run").
+    fn refresh_spikes(&self, n: usize, b: EventId) {
+        let nodes = &self.tree.nodes;
+        let mut source: Option<usize> = None;
+        // Root first: each node reads its source's list, already refreshed.
+        for k in (0..=n).filter(|&k| k == n || !nodes[k].added.is_empty()) {
+            let node = &nodes[k];
+            let mut cache = node.spikes.borrow_mut();
+            self.validate_spikes(k, source, &mut cache);
+            let SpikeCache {
+                maximal, entries, ..
+            } = &mut *cache;
+            let maximal = maximal.as_deref().expect("set by validate_spikes");
+            let keep = |x: EventId| {
+                !node.added.iter().any(|&y| self.u.leq(y, x))
+                    && !maximal.iter().any(|&m| self.u.conflict(x, m))
+            };
+            let entry = entries.entry(b).or_default();
+            match source {
+                None => {
+                    let (new, seen) = self.immediate_conflicts(b, entry.seen);
+                    entry
+                        .candidates
+                        .extend(new.into_iter().filter(|&x| keep(x)));
+                    entry.seen = seen;
+                }
+                Some(s) => {
+                    let from = nodes[s].spikes.borrow();
+                    let list = &from.entries[&b].candidates;
+                    if entry.seen < list.len() {
+                        let new = &list[entry.seen..];
+                        entry
+                            .candidates
+                            .extend(new.iter().copied().filter(|&x| keep(x)));
+                        entry.seen = list.len();
+                    }
+                }
+            }
+            source = Some(k);
+        }
+    }
+
+    /// Clears node `k`'s lists if `U` changed its neighbour lists, and
+    /// drops from them what depends on units the node put in `D` since.
+    fn validate_spikes(&self, k: usize, source: Option<usize>, cache: &mut SpikeCache) {
+        let node = &self.tree.nodes[k];
         if cache.generation != self.u.generation() || cache.maximal.is_none() {
             cache.entries.clear();
             cache.generation = self.u.generation();
-            cache.maximal = Some(self.maximal(node.config_len));
+            // The source's list already avoids a configuration this size.
+            let same = source.is_some_and(|s| self.tree.nodes[s].config_len == node.config_len);
+            cache.maximal = Some(if same {
+                Vec::new()
+            } else {
+                self.maximal(node.config_len)
+            });
+            cache.d_applied = node.added.len();
         }
-        let SpikeCache {
-            maximal, entries, ..
-        } = &mut *cache;
-        let maximal = maximal.as_deref().expect("set above");
-        let entry = entries.entry(b).or_default();
-        let (new, seen) = self.immediate_conflicts(b, entry.seen);
-        entry.candidates.extend(
-            new.into_iter()
-                .filter(|&x| !maximal.iter().any(|&m| self.u.conflict(x, m))),
-        );
-        entry.seen = seen;
-        entry.candidates.clone()
+        if cache.d_applied < node.added.len() {
+            let newly = &node.added[cache.d_applied..];
+            for entry in cache.entries.values_mut() {
+                entry
+                    .candidates
+                    .retain(|&x| !newly.iter().any(|&y| self.u.leq(y, x)));
+            }
+            cache.d_applied = node.added.len();
+        }
     }
 
     /// The events of `U` in immediate conflict with `b`. Immediate conflict
@@ -208,6 +258,8 @@ pub(super) struct SpikeCache {
     generation: u64,
     /// The maximal events of the node's configuration.
     maximal: Option<Vec<EventId>>,
+    /// How many of the node's added units the entries were filtered by.
+    d_applied: usize,
     entries: Map<EventId, SpikeEntry>,
 }
 

@@ -18,7 +18,7 @@
 //! | `[e]`, the local configuration | [`Unfolding::closure`]; summarised per event by `tmax` (Def. 7) and per-object frontiers |
 //! | `e ≤ e'` (causality) | [`Unfolding::leq`] (Theorem 6: `tmax` + the thread tree) |
 //! | `e # e'` (conflict) | [`Unfolding::conflict`] (Theorem 6 generalised: per object, the write tree and its reads) |
-//! | immediate conflict | [`Unfolding::immediate_conflict`]; candidates: [`Unfolding::neighbours`] |
+//! | immediate conflict | [`Unfolding::immediate_conflict`]; candidates: [`Unfolding::neighbour_lists`] |
 //! | thread tree, lock tree (§5.1) | `Event::thread_parent`/`depth`; `Event::write`/`write_depth` (one write tree per object) |
 //! | `lmax(e, l)` (Def. 7) | the frontier of `l` in `[e]`: [`Frontier`] (= `exec::dependence::LastAccesses`), [`Unfolding::frontier`] |
 //! | `C`, the configuration explored | `Por::run.config` (`state::CurrentRun`, in execution order) |
@@ -44,7 +44,7 @@
 //! | 10 `Explore(C ∪ {e}, D, A \ {e})` | the execution goes on; `Node::event` records `e` |
 //! | 11 `∃ J ∈ Alt(C, D ∪ {e})` | [`Explorer::advance`], deepest node first: `Por::add_to_d`, then [`Por::alternative`] |
 //! | 12 `Explore(C, D ∪ {e}, J \ C)` | `advance` sets `plan` (replay `C`'s schedule, guide `J \ C`) and starts a new execution |
-//! | 13 `U := U ∩ Q(C, D)` | `prune.rs`: `Por::maybe_prune`, when `U` doubled |
+//! | 13 `U := U ∩ Q(C, D)` | `prune.rs`: `Por::maybe_prune`, when `U` doubled; keeps `C ∪ D` and the candidates the spikes of the nodes on the stack can take |
 //! | 14–25 `cexp` | `extensions.rs` (reads, writes with subsets of reads, gates; not only `acq`) |
 //!
 //! Files: `unfolding.rs` (`U`, `≤`, `#`), `extensions.rs` (`cexp`),

@@ -9,30 +9,43 @@ const MIN_PRUNE: usize = 64;
 
 impl Por {
     /// After returning from the node whose configuration is the first
-    /// `config_len` events: keep `C ∪ D`, the events in immediate conflict
-    /// with one of them (the comb needs no others: see comb.rs), and the
-    /// histories of those; drop the rest. Runs only once
-    /// `U` doubled since the last pruning, so its cost is amortised.
+    /// `config_len` events: keep `C ∪ D`, the immediate conflicts that a
+    /// spike of a node still on the stack can take, and the histories of
+    /// those; drop the rest. Runs only once `U` doubled since the last
+    /// pruning, so its cost is amortised.
+    ///
+    /// The spikes (comb.rs) of the nodes on the stack target the units of
+    /// `D` and each node's own event (its unit joins `D` when its left
+    /// branch is done). A target owned by node `n` (which put it in `D`, or
+    /// whose event it is) is only a target at `n` and at deeper nodes, whose
+    /// configurations contain `n`'s and whose `D` contains what `n` and
+    /// shallower nodes added: an immediate conflict of it that conflicts
+    /// with `n`'s configuration or lies after such a unit is never a
+    /// candidate ([`Por::spike_candidates`]), so it is not kept. Keeping every immediate conflict of `C`'s events, as `Q(C, D)`
+    /// of the paper does, kept one per order of the other threads explored
+    /// so far, and `U` grew with the executions (POR-DESIGN.md, "Cost per
+    /// execution over a long run"). A target of a node created later is
+    /// that node's event; its candidates are found again in its left
+    /// subtree (`cex`), as they are after any pruning.
     pub(super) fn maybe_prune(&mut self, config_len: usize) {
         if self.u.len() < MIN_PRUNE.max(2 * self.stats.pruned_at) {
             return;
         }
-        let c = &self.run.config[..config_len];
-        // Immediate conflicts arise only between events of one thread or on
-        // one object: look among the neighbours of each event of C ∪ D.
-        let mut seeds: Vec<EventId> = c.to_vec();
+        let mut seeds: Vec<EventId> = self.run.config[..config_len].to_vec();
         let d: Vec<EventId> = self.tree.in_d.keys().copied().collect();
         for rep in d {
-            // Every event of a unit of D: spikes look at each (comb.rs).
             seeds.extend(self.unit_chain(rep));
         }
-        let anchors = seeds.clone();
-        for y in anchors {
-            seeds.extend(
-                self.u
-                    .neighbours(y)
-                    .filter(|&x| self.u.immediate_conflict(x, y)),
-            );
+        for n in 0..self.tree.nodes.len() {
+            let node = &self.tree.nodes[n];
+            let mut targets = node.added.clone();
+            targets.extend(node.event.map(|e| self.unit_rep(e)));
+            for rep in targets {
+                for b in self.unit_chain(rep) {
+                    seeds.push(b);
+                    seeds.extend(self.spike_candidates(n, b));
+                }
+            }
         }
         let kept = self.u.closure(seeds, |_| false);
         let is_kept = |x: EventId| kept.contains(&x);

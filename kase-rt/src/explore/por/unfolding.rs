@@ -268,17 +268,18 @@ impl Unfolding {
             .collect()
     }
 
-    /// The events that could be in immediate conflict with `e`: those of its
-    /// thread with the same predecessor, and those on its object after the
-    /// same write (POR-DESIGN.md, "Immediate conflicts": any other
-    /// conflicting event has a predecessor that already conflicts with `e`).
+    /// [`neighbour_lists`](Self::neighbour_lists) as one sequence (tests).
+    #[cfg(test)]
     pub(crate) fn neighbours(&self, e: EventId) -> impl Iterator<Item = EventId> + '_ {
         let (thread, object) = self.neighbour_lists(e);
         thread.iter().chain(object).copied()
     }
 
-    /// [`neighbours`](Self::neighbours) as its two lists, same thread and
-    /// same object. Both only grow (new events go at the end) until
+    /// The events that could be in immediate conflict with `e`: those of its
+    /// thread with the same predecessor, and those on its object after the
+    /// same write (POR-DESIGN.md, "Immediate conflicts": any other
+    /// conflicting event has a predecessor that already conflicts with `e`).
+    /// Both lists only grow (new events go at the end) until
     /// [`generation`](Self::generation) changes.
     pub(crate) fn neighbour_lists(&self, e: EventId) -> (&[EventId], &[EventId]) {
         let ev = self.get(e);
