@@ -7,9 +7,11 @@
 //! choices, the same preemption count, every RC11 choice of store), but a
 //! choice point tries another thread only when a race asks for it. At
 //! each new state, for every thread `p` and the operation it waits to
-//! perform, the last earlier event of another thread that is dependent
-//! with it (same object, not both reads, `exec/dependence.rs`) and does
-//! not happen before `p` (dependence clocks) is a race: `p` runs instead
+//! perform, the last earlier step of another thread that is dependent
+//! with it (same object, not both reads, `exec/dependence.rs`; under RC11
+//! two atomic accesses only from a read to a later write) and does not
+//! come before `p` (the search's own dependence clocks over the steps,
+//! by the same relation) is a race: `p` runs instead
 //! at the state before that event (every enabled thread if `p` was not
 //! enabled there). A backtracking point that would exceed the bound is
 //! dropped, which alone would lose executions within it: the bound makes
