@@ -298,3 +298,28 @@ fn a_budget_deepens_the_bound_from_zero() {
     assert_eq!(report.preemption_bound(), Some(2));
     assert!(report.complete_within_bound(), "{report}");
 }
+
+#[test]
+fn the_bounded_reduction_runs_independent_threads_once() {
+    // Two threads storing to atomics of their own: every interleaving is
+    // one trace, which the bounded oracle runs once per interleaving
+    // within the bound and the bounded reduction once.
+    let model = || {
+        let (x, y) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let y2 = y.clone();
+        let t = thread::spawn(move || {
+            for i in 0..3 {
+                y2.store(i, SeqCst);
+            }
+        });
+        for i in 0..3 {
+            x.store(i, SeqCst);
+        }
+        t.join().unwrap();
+    };
+    let oracle = bounded(2).strategy(Strategy::Exhaustive).explore(model);
+    let reduced = bounded(2).explore(model);
+    assert!(oracle.executions() > 10, "{oracle}");
+    assert_eq!(reduced.executions(), 1, "{reduced}");
+    assert!(reduced.reduction() && reduced.complete(), "{reduced}");
+}
