@@ -651,3 +651,49 @@ fn a_poll_loop_no_other_thread_can_end_is_a_spin_without_progress() {
         "{text}"
     );
 }
+
+#[test]
+fn the_bounded_reduction_takes_a_spin_over_several_atomics() {
+    // Which value of `a` main saw when it left the spin, under the bounded
+    // reduction (no fallback) and the bounded oracle, bounds 0–2: the same.
+    let seen = |builder: Builder| {
+        let outcomes = std::sync::Mutex::new(std::collections::BTreeSet::new());
+        let report = builder.explore(|| {
+            let (a, b) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+            let (a1, b1) = (a.clone(), b.clone());
+            let t = thread::spawn(move || {
+                a1.store(1, SeqCst);
+                b1.store(1, SeqCst);
+            });
+            let seen_a = loop {
+                let seen_a = a.load(SeqCst);
+                if b.load(SeqCst) == 1 {
+                    break seen_a;
+                }
+                thread::yield_now();
+            };
+            outcomes.lock().unwrap().insert(seen_a);
+            t.join().unwrap();
+        });
+        assert!(
+            report.failure().is_none() && report.complete_within_bound(),
+            "{report}"
+        );
+        (report, outcomes.into_inner().unwrap())
+    };
+    for bound in 0..=2 {
+        let (reduced, reduced_seen) = seen(Builder::new().preemption_bound(bound));
+        let (oracle, oracle_seen) = seen(
+            Builder::new()
+                .strategy(Strategy::Exhaustive)
+                .preemption_bound(bound),
+        );
+        let gave_up = reduced
+            .warnings()
+            .iter()
+            .any(|w| w.contains("does not take this model"));
+        assert!(reduced.reduction() && !gave_up, "{reduced:?}");
+        assert_eq!(reduced_seen, oracle_seen, "bound {bound}");
+        assert!(reduced.executions() <= oracle.executions(), "bound {bound}");
+    }
+}

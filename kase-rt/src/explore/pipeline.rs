@@ -323,14 +323,24 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
         if let Some(why) = explored.explorer_fallback.take() {
             discarded += explored.executions;
             reduced = false;
-            if !runner.weak() {
-                let n = explored.executions;
-                let warning = format!(
+            let n = explored.executions;
+            let plural = if n == 1 { "" } else { "s" };
+            let warning = match config.preemption_bound {
+                Some(bound) => Some(format!(
+                    "kase: note: the bounded partial-order reduction does not take this model \
+                     ({why}); exploring every interleaving with at most {} instead, after {n} \
+                     discarded execution{plural}.",
+                    crate::report::preemptions(bound)
+                )),
+                // Over RC11's graphs the report names the explorer.
+                None if runner.weak() => None,
+                None => Some(format!(
                     "kase: note: the partial-order reduction does not take this model ({why}); \
-                     exploring every interleaving instead, after {n} discarded execution{}. \
-                     A preemption bound (KASE_MAX_PREEMPTIONS=2) keeps a big model small.",
-                    if n == 1 { "" } else { "s" }
-                );
+                     exploring every interleaving instead, after {n} discarded execution{plural}. \
+                     A preemption bound (KASE_MAX_PREEMPTIONS=2) keeps a big model small."
+                )),
+            };
+            if let Some(warning) = warning {
                 crate::stderr::warn(test_name(config).as_deref(), &warning);
                 warnings.push(warning);
             }
