@@ -12,8 +12,9 @@
 //! its public fields and `LOOM_*` variables, [`sync`] (with atomics'
 //! `with_mut` and `unsync_load`), [`cell::UnsafeCell`] with
 //! [`ConstPtr`](cell::ConstPtr) / [`MutPtr`](cell::MutPtr), [`thread`],
-//! [`thread_local!`], [`lazy_static!`], [`future::block_on`], [`hint`] and
-//! [`alloc`] (with [`Track`](alloc::Track)).
+//! [`thread_local!`], [`lazy_static!`], [`future::block_on`] and
+//! [`future::AtomicWaker`], [`sync::Notify`], [`hint`] and [`alloc`] (with
+//! [`Track`](alloc::Track)).
 //! Behind them is kase: its partial-order reduction (one execution per
 //! behaviour), its spin-loop rule, Rust's memory model for orderings weaker
 //! than `SeqCst`, and its failure reports with a replayable schedule.
@@ -21,8 +22,7 @@
 //! in the block: an access that races with it is a data race, and one after
 //! it a use after free, each reported with the free and the access.
 //!
-//! Not there yet: `loom::sync::Notify`, `loom::future::
-//! AtomicWaker`, loom's own `Arc` methods (`from_std`, …: `sync::Arc` is
+//! Not there yet: loom's own `Arc` methods (`from_std`, …: `sync::Arc` is
 //! std's), and the exploration controls `explore`, `skip_branch` and
 //! `stop_exploring`.
 //!
@@ -45,8 +45,10 @@
 //! [loom]: https://docs.rs/loom/0.7
 
 pub mod alloc;
+mod atomic_waker;
 pub mod cell;
 pub mod model;
+mod notify;
 pub mod thread;
 
 pub use model::model;
@@ -56,8 +58,9 @@ pub use model::model;
 pub const MAX_THREADS: usize = 5;
 
 /// `loom::sync`: kase's instrumented locks, condvars, channels, `Once`
-/// and atomics, and std's `Arc`.
+/// and atomics, std's `Arc`, and loom's [`Notify`](sync::Notify).
 pub mod sync {
+    pub use crate::notify::Notify;
     pub use kase_rt::sync::*;
 }
 
@@ -67,8 +70,10 @@ pub mod hint {
 }
 
 /// `loom::future`: [`block_on`](future::block_on) polls a future on the
-/// current model thread, parking it while the future is pending.
+/// current model thread, parking it while the future is pending;
+/// [`AtomicWaker`](future::AtomicWaker) is loom's model of the waker slot.
 pub mod future {
+    pub use crate::atomic_waker::AtomicWaker;
     pub use kase_rt::future::block_on;
 }
 

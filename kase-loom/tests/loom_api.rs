@@ -189,3 +189,140 @@ fn a_named_thread_from_the_builder() {
 fn spawn_outside_a_model_panics_as_loom_does() {
     let _ = thread::spawn(|| ());
 }
+
+/// loom's `Notify`: a notification hands over what the notifier did before
+/// it; with spurious wakeups a `wait` may return once without one, so a
+/// waiter that does not check its condition again fails; by default a
+/// second wait that nobody notifies is a deadlock.
+mod notify {
+    use super::loom;
+    use loom::sync::atomic::{AtomicBool, Ordering::Acquire, Ordering::Release};
+    use loom::sync::{Arc, Notify};
+    // kase's own spawn, so that the tests can read kase's report.
+    use kase_rt::thread;
+
+    fn handshake(recheck: bool) {
+        let shared = Arc::new((AtomicBool::new(false), Notify::new()));
+        let notifier = shared.clone();
+        let t = thread::spawn(move || {
+            notifier.0.store(true, Release);
+            notifier.1.notify();
+        });
+        if recheck {
+            while !shared.0.load(Acquire) {
+                shared.1.wait();
+            }
+        } else {
+            shared.1.wait();
+            assert!(shared.0.load(Acquire), "woke without the flag");
+        }
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn a_waiter_that_rechecks_passes() {
+        for spurious in [false, true] {
+            let report = kase_rt::Builder::new()
+                .spurious_wakeups(spurious)
+                .explore(|| handshake(true));
+            assert!(report.failure().is_none(), "{report}");
+            assert!(report.complete());
+        }
+    }
+
+    #[test]
+    fn a_waiter_that_trusts_one_wakeup_fails_with_spurious_wakeups() {
+        let blocking = kase_rt::Builder::new().explore(|| handshake(false));
+        assert!(blocking.failure().is_none(), "{blocking}");
+        let report = kase_rt::Builder::new()
+            .spurious_wakeups(true)
+            .explore(|| handshake(false));
+        let failure = report.failure().expect("a spurious wakeup");
+        assert_eq!(failure.kind(), kase_rt::FailureKind::Panic);
+        assert!(failure.to_string().contains("woke without the flag"));
+    }
+
+    #[test]
+    fn two_waits_for_one_notification_deadlock() {
+        let report = kase_rt::Builder::new().explore(|| {
+            let notify = Arc::new(Notify::new());
+            let notifier = notify.clone();
+            let t = thread::spawn(move || notifier.notify());
+            notify.wait();
+            notify.wait();
+            t.join().unwrap();
+        });
+        let failure = report.failure().expect("the second wait never returns");
+        assert_eq!(failure.kind(), kase_rt::FailureKind::Deadlock);
+    }
+
+    #[test]
+    #[should_panic(expected = "only a single thread may wait on `Notify`")]
+    fn two_waiters_at_once_panic_as_in_loom() {
+        loom::model(|| {
+            let notify = Arc::new(Notify::new());
+            let other = notify.clone();
+            let t = loom::thread::spawn(move || other.wait());
+            notify.wait();
+            notify.notify();
+            t.join().unwrap();
+        });
+    }
+}
+
+/// loom's `AtomicWaker`: registering before checking the condition never
+/// loses a wakeup; checking before registering does, in the interleaving
+/// where the notifier runs in between.
+mod atomic_waker {
+    use super::loom;
+    use loom::future::AtomicWaker;
+    use loom::sync::atomic::{AtomicBool, Ordering::Acquire, Ordering::Release};
+    use loom::sync::Arc;
+    // kase's own spawn, so that the tests can read kase's report.
+    use kase_rt::thread;
+    use std::sync::atomic::{AtomicBool as StdBool, Ordering::Relaxed};
+    use std::task::{Wake, Waker};
+
+    struct Woken(StdBool);
+
+    impl Wake for Woken {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.store(true, Relaxed);
+        }
+    }
+
+    fn poll_once(register_first: bool) {
+        let shared = Arc::new((AtomicBool::new(false), AtomicWaker::new()));
+        let notifier = shared.clone();
+        let t = thread::spawn(move || {
+            notifier.0.store(true, Release);
+            notifier.1.wake();
+        });
+        let woken = std::sync::Arc::new(Woken(StdBool::new(false)));
+        let waker = Waker::from(woken.clone());
+        let ready = if register_first {
+            shared.1.register_by_ref(&waker);
+            shared.0.load(Acquire)
+        } else {
+            let ready = shared.0.load(Acquire);
+            shared.1.register_by_ref(&waker);
+            ready
+        };
+        t.join().unwrap();
+        assert!(ready || woken.0.load(Relaxed), "lost wakeup");
+    }
+
+    #[test]
+    fn registering_before_checking_never_loses_a_wakeup() {
+        let report = kase_rt::Builder::new().explore(|| poll_once(true));
+        assert!(report.failure().is_none(), "{report}");
+        assert!(report.complete());
+    }
+
+    #[test]
+    fn checking_before_registering_loses_one() {
+        let report = kase_rt::Builder::new().explore(|| poll_once(false));
+        let failure = report.failure().expect("the notifier runs in between");
+        assert!(failure.to_string().contains("lost wakeup"), "{failure}");
+    }
+}

@@ -161,10 +161,12 @@ pub mod hint {
 }
 
 /// Support code for the expansion of `#[kase::test]` and
-/// `#[kase::instrument]`; not public API (no stability promise).
+/// `#[kase::instrument]`, and for kase-loom; not public API (no stability
+/// promise).
 #[doc(hidden)]
 pub mod __private {
     pub use crate::shim::arc::{PassThrough, TrackArc, Wrap};
+    pub use crate::shim::token::Token;
 }
 
 /// The POR explorer's hot paths, for kase's own criterion benchmarks

@@ -238,6 +238,11 @@ impl ObjectState {
         }
     }
 
+    /// Whether a park token is there to take (a token object's gate).
+    pub(crate) fn gate_token(&self) -> bool {
+        matches!(&self.gate, Gate::Park { token: true })
+    }
+
     /// Whether a condvar notification chose `thread` and it has not woken.
     pub(crate) fn gate_notified(&self, thread: ThreadIdx) -> bool {
         matches!(&self.gate, Gate::Condvar { notified, .. } if notified.contains(&thread))

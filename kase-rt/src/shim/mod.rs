@@ -24,3 +24,4 @@ mod static_restart;
 pub mod thread;
 pub mod thread_builder;
 pub mod thread_local;
+pub mod token;
