@@ -22,9 +22,14 @@
 //! in the block: an access that races with it is a data race, and one after
 //! it a use after free, each reported with the free and the access.
 //!
+//! The exploration controls [`stop_exploring`], [`explore`] and
+//! [`skip_branch`] work as loom's: each choice made while exploring is off
+//! (which thread runs, which store a read reads, where a store goes, which
+//! earlier reads a store revisits) goes one way only, under every kase
+//! explorer; the report then says the exploration is incomplete, and why.
+//!
 //! Not there yet: loom's own `Arc` methods (`from_std`, …: `sync::Arc` is
-//! std's), and the exploration controls `explore`, `skip_branch` and
-//! `stop_exploring`.
+//! std's).
 //!
 //! ```
 //! use kase_loom as loom;
@@ -51,6 +56,7 @@ pub mod model;
 mod notify;
 pub mod thread;
 
+pub use kase_rt::__private::{explore, skip_branch, stop_exploring};
 pub use model::model;
 
 /// loom's limit on threads per model (kase has none; kept for code that

@@ -166,6 +166,7 @@ pub mod hint {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::shim::arc::{PassThrough, TrackArc, Wrap};
+    pub use crate::shim::explore::{explore, skip_branch, stop_exploring};
     pub use crate::shim::token::Token;
 }
 

@@ -283,6 +283,7 @@ fn choose_weak(
         options: sources.len(),
         sources: &sources,
         after: &after,
+        explore: e.exploring(),
     };
     let k = scheduler.choose_weak(&point)?;
     e.set_weak_choice(k);

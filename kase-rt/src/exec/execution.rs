@@ -78,6 +78,19 @@ pub struct Execution {
     /// A yield waited for another thread to run (`exec/spin/alone.rs`):
     /// explorers that order events by objects cannot take this model.
     waited_alone: Option<(ThreadIdx, &'static Location<'static>)>,
+    /// Whether the model wants its choices explored (loom's exploration
+    /// controls, `shim/explore.rs`).
+    exploring: Exploring,
+}
+
+/// loom's exploration controls: `stop_exploring` turns the exploration
+/// of later choices off until `explore`; `skip_branch` turns it off for
+/// the rest of the execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Exploring {
+    On,
+    Stopped,
+    Skipped,
 }
 
 /// What the gate said of an operation before it ran (the effect sees the
@@ -109,6 +122,7 @@ impl Execution {
             weaker_ordering: None,
             waited_on_several: false,
             waited_alone: None,
+            exploring: Exploring::On,
             threads: Vec::new(),
             objects: Vec::new(),
             events: Vec::new(),
@@ -446,6 +460,7 @@ impl Execution {
                 .backtraces
                 .then(|| Box::new(backtrace::Backtrace::new_unresolved())),
             call,
+            explore: self.exploring == Exploring::On,
         });
         self.events.len() - 1
     }
@@ -646,6 +661,20 @@ impl Execution {
         let object = self.add_object(ObjectDetail::Park);
         self.thread_mut(thread).park = Some(object);
         object
+    }
+
+    /// Whether the model wants the choice made now explored (loom's
+    /// exploration controls).
+    pub(crate) fn exploring(&self) -> bool {
+        self.exploring == Exploring::On
+    }
+
+    /// loom's `explore` (`On`), `stop_exploring` (`Stopped`) and
+    /// `skip_branch` (`Skipped`, which `explore` does not undo).
+    pub(crate) fn set_exploring(&mut self, to: Exploring) {
+        if self.exploring != Exploring::Skipped {
+            self.exploring = to;
+        }
     }
 
     /// Whether `thread` has exited.

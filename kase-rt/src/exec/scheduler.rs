@@ -40,6 +40,10 @@ pub struct Event {
     /// The user-level operation of a shim it is part of, for reports
     /// (boxed: most events are part of none, and events are many).
     pub call: Option<Box<Call>>,
+    /// Whether the model wanted the choices this event made explored
+    /// (`Exploring`): false after kase-loom's `stop_exploring` or
+    /// `skip_branch` until `explore`.
+    pub explore: bool,
 }
 
 /// Why an execution stopped early.
@@ -191,6 +195,9 @@ pub(crate) struct WeakPoint<'a> {
     /// order: for a store's placement, the store it goes right after (event
     /// index plus one, 0 for the initial value); for a read, as `sources`.
     pub after: &'a [usize],
+    /// Whether the model wants this choice explored (loom's exploration
+    /// controls): if not, explorers take option 0 only.
+    pub explore: bool,
 }
 
 /// Decides which thread runs at each step of an execution.

@@ -58,6 +58,9 @@ struct Threads {
     backtrack: Vec<ThreadIdx>,
     /// Threads explored here, the chosen one included.
     done: Vec<ThreadIdx>,
+    /// The model wanted this choice explored (loom's exploration
+    /// controls): if not, races ask nothing of it.
+    explore: bool,
 }
 
 /// One choice point of the current path, and how many events had
@@ -118,6 +121,8 @@ pub(crate) struct BoundedDpor {
     preemptions: usize,
     /// The bound dropped a backtracking point.
     pruned: bool,
+    /// A race asked for a choice the model turned exploring off at.
+    cut: bool,
     redundant: u64,
     unsupported: Option<String>,
     /// The running execution's steps.
@@ -150,6 +155,7 @@ impl BoundedDpor {
             depth: 0,
             preemptions: 0,
             pruned: false,
+            cut: false,
             redundant: 0,
             unsupported: None,
             steps: Vec::new(),
@@ -292,6 +298,10 @@ impl BoundedDpor {
             if frame.done.contains(&q) || frame.backtrack.contains(&q) {
                 continue;
             }
+            if !frame.explore {
+                self.cut = true;
+                continue;
+            }
             let cost = usize::from(frame.can_continue && q != frame.last);
             if frame.preemptions + cost > self.bound {
                 self.pruned = true;
@@ -349,6 +359,7 @@ impl Scheduler for BoundedDpor {
                             chosen: first,
                             backtrack: Vec::new(),
                             done: vec![first],
+                            explore: exec.exploring(),
                         }),
                     });
                     first
@@ -377,6 +388,11 @@ impl Scheduler for BoundedDpor {
 
     fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
         if point.options <= 1 {
+            return Ok(0);
+        }
+        if !point.explore {
+            // The model asked for no other way here (loom's controls).
+            self.cut = true;
             return Ok(0);
         }
         let depth = self.depth;
@@ -522,6 +538,10 @@ impl Explorer for BoundedDpor {
 
     fn pruned(&self) -> bool {
         self.pruned
+    }
+
+    fn cut(&self) -> bool {
+        self.cut
     }
 
     fn redundant(&self) -> u64 {

@@ -48,6 +48,9 @@ pub(crate) struct Dfs {
     canonical: Option<Canonical>,
     /// Executions that ended early as redundant (RC11 reduction).
     redundant: u64,
+    /// A choice made while the model turned exploring off had other
+    /// options, left untried.
+    cut: bool,
 }
 
 impl Dfs {
@@ -142,6 +145,11 @@ impl Dfs {
             }
             return Ok(frame.options[frame.next].index());
         }
+        let mut options = options;
+        if !point.explore {
+            self.cut = true;
+            options.truncate(1);
+        }
         let first = options[0];
         self.frames.push(Frame {
             pending: vec![None; options.len()],
@@ -186,7 +194,12 @@ impl Dfs {
 
     /// A new choice point trying `options` (threads, in that order) at
     /// `point`; returns the first.
-    fn push_frame(&mut self, options: Vec<ThreadIdx>, point: &ChoicePoint<'_>) -> ThreadIdx {
+    fn push_frame(&mut self, mut options: Vec<ThreadIdx>, point: &ChoicePoint<'_>) -> ThreadIdx {
+        if !point.execution.exploring() {
+            // The model asked for no other way here (loom's controls).
+            self.cut |= options.len() > 1;
+            options.truncate(1);
+        }
         let pending = options
             .iter()
             .map(|&t| point.execution.pending(t))
@@ -254,6 +267,10 @@ impl Explorer for Dfs {
 
     fn pruned(&self) -> bool {
         self.pruned
+    }
+
+    fn cut(&self) -> bool {
+        self.cut
     }
 
     fn reduces(&self) -> bool {

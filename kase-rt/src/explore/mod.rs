@@ -191,6 +191,13 @@ pub(crate) trait Explorer: Scheduler {
         None
     }
 
+    /// Whether a choice made while the model turned exploring off
+    /// (kase-loom's `stop_exploring`, `skip_branch`) had another way left
+    /// untried: the exploration is then incomplete by the model's request.
+    fn cut(&self) -> bool {
+        false
+    }
+
     /// Whether a preemption bound left out at least one choice: the
     /// exploration then covers only the executions within the bound.
     fn pruned(&self) -> bool {

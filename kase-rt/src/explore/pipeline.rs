@@ -204,6 +204,13 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
         );
         warn(config, &mut explored, note);
     }
+    if explored.cut && explored.failure.is_none() && explored.stopped_by.is_none() {
+        let note = "kase: note: no failure in the executions explored, but the model asked for \
+                    some choices not to be explored (stop_exploring, skip_branch): the result \
+                    holds only for the executions explored."
+            .to_string();
+        warn(config, &mut explored, note);
+    }
     let mut warnings = std::mem::take(&mut report.warnings);
     warnings.extend(explored.warnings.iter().cloned());
     let replayed = report.replayed;

@@ -70,6 +70,9 @@ pub(crate) struct Revisit {
     offered: HashMap<Key, Offered>,
     /// What the explorer cannot take, if the model did it.
     unsupported: Option<String>,
+    /// Plans left out at the model's request (loom's exploration
+    /// controls).
+    cut: bool,
     /// Executions that ended early.
     redundant: u64,
     /// The exploration's deadline, checked while computing alternatives.
@@ -230,6 +233,11 @@ impl Scheduler for Revisit {
     fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
         let key = (point.thread, self.count(point.thread));
         let Some(&step) = self.planned.get(&key) else {
+            if !point.explore {
+                // The model asked for no other way here (loom's controls).
+                self.cut |= point.options > 1;
+                return Ok(0);
+            }
             self.offered.insert(
                 key,
                 Offered {
@@ -281,7 +289,9 @@ impl Explorer for Revisit {
             return Ok(false);
         }
         if let Some(grown) = Grown::new(outcome, &self.keys, &self.plan, &self.planned) {
-            let mut plans = grown.alternatives(&self.offered, &self.plan.revisits_of, &self.budget);
+            let (mut plans, cut) =
+                grown.alternatives(&self.offered, &self.plan.revisits_of, &self.budget);
+            self.cut |= cut;
             if self.budget.was_hit() {
                 // Out of time while computing them: the exploration ends
                 // here, reported incomplete.
@@ -317,6 +327,10 @@ impl Explorer for Revisit {
 
     fn reduces(&self) -> bool {
         true
+    }
+
+    fn cut(&self) -> bool {
+        self.cut
     }
 
     fn unsupported(&self) -> Option<String> {

@@ -152,8 +152,11 @@ pub(super) fn explore(
             } else {
                 // Within the bound everything was explored; beyond it only
                 // if the bound left nothing out.
-                report.complete_within_bound = config.preemption_bound.is_some();
-                report.complete = !explorer.pruned();
+                // The model's exploration controls (kase-loom) may have
+                // left choices out within the bound too.
+                report.cut = explorer.cut();
+                report.complete_within_bound = config.preemption_bound.is_some() && !report.cut;
+                report.complete = !explorer.pruned() && !report.cut;
             }
             break;
         }

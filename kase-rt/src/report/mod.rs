@@ -51,6 +51,9 @@ pub struct Report {
     /// Every execution within `preemption_bound` was explored (false
     /// without a bound).
     pub(crate) complete_within_bound: bool,
+    /// The model's exploration controls (kase-loom's `stop_exploring`,
+    /// `skip_branch`) left choices unexplored.
+    pub(crate) cut: bool,
     /// The result comes from the partial-order reduction (not the DFS).
     pub(crate) reduction: bool,
     /// The memory model atomics followed.
@@ -90,6 +93,7 @@ impl Report {
             peek_fallback: None,
             preemption_bound: None,
             complete_within_bound: false,
+            cut: false,
             reduction: false,
             memory_model: crate::MemoryModel::SequentiallyConsistent,
             graphs: None,
@@ -294,6 +298,10 @@ impl fmt::Display for Report {
         match (&self.failure, &self.stopped_by) {
             (Some(_), _) => write!(f, "; stopped at the first failure")?,
             (None, Some(budget)) => write!(f, "; INCOMPLETE: stopped by {budget}")?,
+            (None, None) if self.cut => write!(
+                f,
+                "; incomplete: the model skipped choices (stop_exploring, skip_branch)"
+            )?,
             (None, None) if !self.complete && self.complete_within_bound => {
                 if let Some(bound) = self.preemption_bound {
                     write!(f, "; complete up to {}", preemptions(bound))?;

@@ -8,6 +8,7 @@ pub mod atomic;
 pub mod barrier;
 pub mod cell;
 pub mod condvar;
+pub mod explore;
 pub mod future;
 mod guard;
 pub mod hint;

@@ -116,6 +116,9 @@ pub(crate) struct Por {
     /// A spin over several objects, which the unfolding cannot order (an
     /// event is on one object): the caller explores without reduction.
     unsupported: Option<String>,
+    /// An alternative was left unexplored at the model's request (loom's
+    /// exploration controls).
+    cut: bool,
     /// Branches of the finished nodes, per depth, for the progress
     /// estimate.
     shape: super::estimate::Shape,
@@ -139,6 +142,7 @@ impl Por {
             budget: super::budget::Budget::default(),
             shape: Default::default(),
             unsupported: None,
+            cut: false,
             plan: Plan::default(),
             run: CurrentRun::default(),
         }
@@ -450,6 +454,7 @@ impl Scheduler for Por {
                     event: None,
                     added: Vec::new(),
                     spikes: Default::default(),
+                    explore: point.execution.exploring(),
                 });
             }
             self.run.awaiting = Some(self.tree.nodes.len() - 1);
@@ -532,12 +537,19 @@ impl Explorer for Por {
             // A node without an event: its configuration had nothing to run
             // outside D (a redundant stop right there).
             let unit = node.event.map(|e| self.unit_rep(e));
+            let explore = node.explore;
             // Line 11 asks for an alternative to D ∪ {e}: e joins D first (so
             // `startable` sees it), and leaves again if there is none.
             if let Some(unit) = unit {
                 self.add_to_d(unit);
             }
-            let clue = unit.and_then(|unit| self.alternative(self.tree.nodes.len() - 1, unit));
+            let mut clue = unit.and_then(|unit| self.alternative(self.tree.nodes.len() - 1, unit));
+            if !explore && clue.is_some() {
+                // The model asked for no other way here (loom's controls):
+                // the right branch is left unexplored.
+                self.cut = true;
+                clue = None;
+            }
             if self.budget.expired() {
                 // Out of time while searching: the state is half-updated,
                 // but the exploration ends here, reported incomplete.
@@ -580,6 +592,10 @@ impl Explorer for Por {
 
     fn unsupported(&self) -> Option<String> {
         self.unsupported.clone()
+    }
+
+    fn cut(&self) -> bool {
+        self.cut
     }
 
     fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {

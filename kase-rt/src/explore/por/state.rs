@@ -45,6 +45,9 @@ pub(super) struct Node {
     /// Spike candidates of the units this node put in `D`, filtered once
     /// against its configuration (`comb.rs`).
     pub(super) spikes: std::cell::RefCell<super::comb::SpikeCache>,
+    /// The model wanted this choice explored (loom's exploration
+    /// controls): if not, no alternative is sought here.
+    pub(super) explore: bool,
 }
 
 /// Algorithm 1's recursion, made explicit: the stack of `Explore` calls

@@ -70,6 +70,8 @@ struct Added {
     lock: bool,
     /// A spin's yield, waiting for the write it "reads" (not a choice).
     waits: bool,
+    /// The model wanted its choices explored (loom's exploration controls).
+    explore: bool,
     /// Its `porf` predecessors other than the store it reads: the previous
     /// event of its thread, and its thread's spawn (a first event) or the
     /// joined thread's exit (a join).
@@ -281,6 +283,7 @@ impl<'a> Grown<'a> {
                     key: keys[i],
                     node: node_of[i],
                     waits: action.kind == OpKind::Yield && mem.reads().is_some(),
+                    explore: outcome.events[i].explore,
                     mem,
                     lock: action.kind == OpKind::Lock
                         && mem.location().is_some_and(|l| l >= mutexes),
@@ -356,24 +359,34 @@ impl<'a> Grown<'a> {
     /// Every graph one step away from this one that this execution is the
     /// one to find: the other options of its new accesses (`offered`, by
     /// key), and the backward revisits of its new stores (and of the
-    /// planned store `flagged`).
+    /// planned store `flagged`); and whether the model's exploration
+    /// controls left some out (events added while it turned exploring off
+    /// offer none).
     pub(super) fn alternatives(
         &self,
         offered: &HashMap<Key, Offered>,
         flagged: &[usize],
         budget: &crate::explore::budget::Budget,
-    ) -> Vec<Plan> {
+    ) -> (Vec<Plan>, bool) {
         let last = self.replayed.saturating_sub(1);
         // Any order is complete; this one tries the other stores a read can
         // read (where weak behaviours show) before revisits, and the last
         // events' options first (they change the least).
         let (mut forward, mut revisits) = (Vec::new(), Vec::new());
+        let mut cut = false;
         for s in (0..self.events.len()).rev() {
             if budget.expired_now() {
                 break; // the caller sees it and stops
             }
             let new = s >= self.replayed;
             let event = &self.events[s];
+            if new && !event.explore {
+                let skipped = (event.mem.writes() && !self.backward(s, s, None).is_empty())
+                    || !self.take_over(s).is_empty()
+                    || !self.lock_first(s).is_empty();
+                cut |= skipped;
+                continue;
+            }
             if new {
                 if let Some(options) = offered.get(&event.key) {
                     for j in 1..options.sources.len() {
@@ -400,7 +413,7 @@ impl<'a> Grown<'a> {
             }
         }
         forward.append(&mut revisits);
-        forward
+        (forward, cut)
     }
 
     /// The stamp of the store an option names (event index plus one; 0 is
