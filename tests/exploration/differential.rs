@@ -55,6 +55,10 @@ enum Op {
     /// A bounded spin: up to `n` tries of "atomic `a` holds `v`?", pausing
     /// between them; records whether it gave up.
     BoundedAwait(usize, usize, usize),
+    /// Spin (`yield_now`) until a `fetch_add(0)` on atomic `a` reads `v`:
+    /// iterations that write back what they read, which wait for another
+    /// thread to run (`exec/spin/alone.rs`).
+    AwaitRmw(usize, usize),
     /// Inside a critical section: read the innermost held lock's data.
     DataGet,
     /// Inside a mutex or write section: add to the innermost held lock's
@@ -151,6 +155,7 @@ fn gen_ops(
             }
             11 if rng.below(2) == 0 => Op::Pause(rng.below(3)),
             11 if rng.below(3) == 0 => Op::AwaitEither(a, (a + 1) % p.atomics, 1),
+            11 if rng.below(3) == 0 => Op::AwaitRmw(a, 1),
             11 => Op::AwaitEq(a, 1),
             12 => Op::Notify(rng.below(2) == 0),
             _ => {
@@ -283,6 +288,11 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<Data<'_>>
             }
             Op::AwaitEither(a, b, v) => {
                 while s.atomics[*a].load(SeqCst) != *v && s.atomics[*b].load(SeqCst) != *v {
+                    thread::yield_now();
+                }
+            }
+            Op::AwaitRmw(a, v) => {
+                while s.atomics[*a].fetch_add(0, SeqCst) != *v {
                     thread::yield_now();
                 }
             }
@@ -530,6 +540,10 @@ fn por_agrees_with_the_exhaustive_oracle_on_generated_programs() {
 /// bounds 0–3, with and without peeking, the same failure and, without
 /// one, the same outcomes, complete within the bound, in no more
 /// executions. False if the oracle could not enumerate it.
+/// Explorations of `check_bounded` whose spins waited for another thread to
+/// run (the bounded reduction then orders yields with every step).
+static ORDERING_YIELDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 fn check_bounded(seed: u64, ops: usize) -> bool {
     let p = generate(seed, ops);
     let ctx = |bound: usize, peeking: bool| {
@@ -567,6 +581,14 @@ fn check_bounded(seed: u64, ops: usize) -> bool {
                 ctx(bound, peeking)
             );
             assert!(por.complete_within_bound(), "{}", ctx(bound, peeking));
+            assert!(por.reduction(), "no fallback; {}", ctx(bound, peeking));
+            if por
+                .warnings()
+                .iter()
+                .any(|w| w.contains("now orders every yield"))
+            {
+                ORDERING_YIELDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             if !peeking {
                 assert!(
                     por.executions() - por.discarded_executions() <= oracle.executions(),
@@ -589,7 +611,11 @@ fn bounded_por_agrees_with_the_bounded_oracle_on_generated_programs() {
     let checked = (first..first + cases)
         .filter(|&seed| check_bounded(seed, ops))
         .count() as u64;
-    eprintln!("bounded differential: {checked} of {cases} generated programs checked");
+    eprintln!(
+        "bounded differential: {checked} of {cases} generated programs checked; {} explorations \
+         ordered yields with every step",
+        ORDERING_YIELDS.load(std::sync::atomic::Ordering::Relaxed)
+    );
     assert!(
         checked * 10 >= cases * 9,
         "the bounded oracle could not enumerate too many cases: {checked}/{cases}"

@@ -697,3 +697,35 @@ fn the_bounded_reduction_takes_a_spin_over_several_atomics() {
         assert!(reduced.executions() <= oracle.executions(), "bound {bound}");
     }
 }
+
+#[test]
+fn the_bounded_reduction_takes_a_spin_that_waits_for_another_thread() {
+    // The poll loop's iterations write back what they read, so its third
+    // poll waits for the sender to run (`exec/spin/alone.rs`): the bounded
+    // reduction then orders yields with every step and keeps the model,
+    // with the bounded oracle's outcomes in no more executions.
+    use kase::sync::atomic::Ordering::{Relaxed, SeqCst};
+    for (order, model) in [
+        (SeqCst, kase::MemoryModel::SequentiallyConsistent),
+        (Relaxed, kase::MemoryModel::Rc11),
+    ] {
+        for bound in 0..=3 {
+            let builder = Builder::new().memory_model(model).preemption_bound(bound);
+            let (reduced, reduced_seen) = outcomes(builder.clone(), order);
+            let (oracle, oracle_seen) = outcomes(builder.strategy(Strategy::Exhaustive), order);
+            let context = format!("{model:?}, bound {bound}: {reduced}");
+            assert!(reduced.failure().is_none(), "{context}");
+            assert!(reduced.reduction(), "no fallback to the oracle; {context}");
+            assert!(
+                reduced
+                    .warnings()
+                    .iter()
+                    .any(|w| w.contains("now orders every yield")),
+                "{context}"
+            );
+            assert_eq!(reduced_seen, oracle_seen, "{context}");
+            let explored = reduced.executions() - reduced.discarded_executions();
+            assert!(explored <= oracle.executions(), "{context} / {oracle}");
+        }
+    }
+}

@@ -26,8 +26,10 @@
 //! A spin over several objects is taken: its waiting thread is simply not
 //! enabled, and a race at a state where it was not asks for every enabled
 //! thread there. A spin that waits for another thread to run
-//! (`exec/spin/alone.rs`) gives the model up to the bounded DFS, with a
-//! note: which event ends that wait is no object's dependence.
+//! (`exec/spin/alone.rs`) makes the pipeline explore again with
+//! [`BoundedDpor::ordering_yields`]: which event ends that wait is no
+//! object's dependence, so every yield is then ordered with every step
+//! (`Yields`; POR-DESIGN.md has the argument).
 
 use std::collections::HashMap;
 
@@ -142,6 +144,23 @@ pub(crate) struct BoundedDpor {
     /// States with at most this many events were analysed in an earlier
     /// execution of the same prefix.
     analysed: Option<usize>,
+    /// A spin waits for another thread to run (`exec/spin/alone.rs`):
+    /// every yield depends on every other step (`Yields`).
+    yields: Option<Yields>,
+}
+
+/// For spins that wait for another thread to run: whether an iteration
+/// between two yields ran alone, and when a waiting thread may go on,
+/// depend on where the other threads' steps fall between its yields. So
+/// every yield is ordered with every step (a write of one object all steps
+/// read), which makes the rule's decisions a function of the trace.
+#[derive(Default)]
+struct Yields {
+    /// The steps that are yields, in order.
+    steps: Vec<usize>,
+    /// The joined clocks of the yields, and of all steps.
+    yields_clock: VectorClock,
+    all_clock: VectorClock,
 }
 
 impl BoundedDpor {
@@ -165,7 +184,15 @@ impl BoundedDpor {
             thread_clocks: Vec::new(),
             scanned: 0,
             analysed: None,
+            yields: None,
         }
+    }
+
+    /// The reduction for models whose spins wait for another thread to run:
+    /// yields are ordered with every step (`Yields`).
+    pub(crate) fn ordering_yields(mut self) -> Self {
+        self.yields = Some(Yields::default());
+        self
     }
 
     /// Catches up with `events`: each step's clock and the objects the
@@ -187,6 +214,14 @@ impl BoundedDpor {
                 self.registered += 1;
                 let mut clock = self.thread_clocks[t.index()].clone();
                 clock.set(t, clock.get(t) + 1);
+                let yields = event.action.kind == OpKind::Yield;
+                if let Some(order) = &self.yields {
+                    clock.join(if yields {
+                        &order.all_clock
+                    } else {
+                        &order.yields_clock
+                    });
+                }
                 if let Some(object) = event.action.object {
                     let touched = self.touched.entry(object).or_default();
                     touch(touched, event.action.kind, self.weak, &mut clock);
@@ -195,6 +230,13 @@ impl BoundedDpor {
                         .entry(object)
                         .or_default()
                         .push((step, access));
+                }
+                if let Some(order) = &mut self.yields {
+                    order.all_clock.join(&clock);
+                    if yields {
+                        order.yields_clock.join(&clock);
+                        order.steps.push(step);
+                    }
                 }
                 self.thread_clocks[t.index()].clone_from(&clock);
                 self.steps[step].clock = clock;
@@ -228,6 +270,9 @@ impl BoundedDpor {
     /// racing step and at the context switch before it.
     fn analyse(&mut self, events: &[Event], pending: &[Action]) {
         for action in pending {
+            if let Some(s) = self.yield_race(action) {
+                self.reverse(s, action.thread);
+            }
             let (p, Some(object)) = (action.thread, action.object) else {
                 continue;
             };
@@ -265,17 +310,44 @@ impl BoundedDpor {
                     break;
                 }
             }
-            let Some(s) = race else {
-                continue;
-            };
-            self.ask(self.steps[s].frame, p);
-            let switch = match s.checked_sub(1) {
-                Some(previous) if self.steps[s].switch => self.steps[previous].last_switch,
-                _ => self.steps[s].last_switch.filter(|&j| j < s),
-            };
-            if let Some(switch) = switch {
-                self.ask(self.steps[switch].frame, p);
+            if let Some(s) = race {
+                self.reverse(s, p);
             }
+        }
+    }
+
+    /// With `Yields`: the race of `p`'s pending operation with the steps
+    /// through the object every step reads and every yield writes.
+    fn yield_race(&self, action: &Action) -> Option<usize> {
+        let order = self.yields.as_ref()?;
+        let p = action.thread;
+        if action.kind != OpKind::Yield {
+            // The last yield comes after every earlier one.
+            return order.steps.last().copied().filter(|&s| !self.before(s, p));
+        }
+        // `p`'s own last yield comes before it, and after every earlier
+        // step that comes before it.
+        for s in (0..self.registered).rev() {
+            if !self.before(s, p) {
+                return Some(s);
+            }
+            if order.steps.binary_search(&s).is_ok() {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// A race of step `s` with `p`'s pending operation: `p` runs instead at
+    /// `s`'s choice point, and at the last context switch before `s`.
+    fn reverse(&mut self, s: usize, p: ThreadIdx) {
+        self.ask(self.steps[s].frame, p);
+        let switch = match s.checked_sub(1) {
+            Some(previous) if self.steps[s].switch => self.steps[previous].last_switch,
+            _ => self.steps[s].last_switch.filter(|&j| j < s),
+        };
+        if let Some(switch) = switch {
+            self.ask(self.steps[switch].frame, p);
         }
     }
 
@@ -316,8 +388,12 @@ impl Scheduler for BoundedDpor {
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
         let exec = point.execution;
         if let Some(spin) = exec.waited_alone() {
-            self.unsupported = Some(super::alone_spin(spin));
-            return Err(Stop::Redundant);
+            if self.yields.is_none() {
+                // Yields were not ordered with every step so far: the
+                // pipeline explores again with `ordering_yields`.
+                self.unsupported = Some(super::alone_spin(spin));
+                return Err(Stop::Redundant);
+            }
         }
         let events = exec.events();
         self.scan(events);
@@ -529,6 +605,9 @@ impl Explorer for BoundedDpor {
         self.touched.clear();
         self.thread_clocks.clear();
         self.scanned = 0;
+        if let Some(order) = &mut self.yields {
+            *order = Yields::default();
+        }
         Ok(more)
     }
 

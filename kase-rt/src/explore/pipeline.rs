@@ -272,12 +272,23 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
 /// cover RC11 (both discard what was explored).
 fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progress) -> Report {
     // `reduced`: the reduction has not given up on this model yet.
-    let explorer = |config: &Settings, graphs: bool, reduced: bool| -> Box<dyn Explorer> {
+    // `ordering_yields`: a spin waited for another thread to run, so the
+    // bounded reduction orders yields with every step (`bounded.rs`).
+    let explorer = |config: &Settings,
+                    graphs: bool,
+                    reduced: bool,
+                    ordering_yields: bool|
+     -> Box<dyn Explorer> {
         match (graphs, config.preemption_bound, config.strategy) {
             // Under a preemption bound: bounded partial-order reduction, or
             // the bounded oracle where it gives the model up.
             (_, Some(bound), Strategy::Por) if reduced => {
-                Box::new(bounded::BoundedDpor::new(bound, graphs))
+                let dpor = bounded::BoundedDpor::new(bound, graphs);
+                Box::new(if ordering_yields {
+                    dpor.ordering_yields()
+                } else {
+                    dpor
+                })
             }
             (_, Some(bound), _) => Box::new(exhaustive::Dfs::bounded(bound)),
             (_, None, Strategy::Exhaustive) => Box::<exhaustive::Dfs>::default(),
@@ -298,7 +309,7 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
         runner.set_peeking(config.peeking);
     }
     let (mut discarded, mut warnings, mut graphs) = (0, Vec::new(), None);
-    let (mut reduced, mut because) = (true, None);
+    let (mut reduced, mut because, mut ordering_yields) = (true, None, false);
     let start = Instant::now();
     loop {
         let settings = Settings {
@@ -310,7 +321,7 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
         let mut explored = explore(
             &settings,
             runner,
-            explorer(&settings, runner.weak(), reduced),
+            explorer(&settings, runner.weak(), reduced, ordering_yields),
             progress,
         );
         if let Some(reason) = explored.peek_fallback.take() {
@@ -329,9 +340,22 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
         }
         if let Some(why) = explored.explorer_fallback.take() {
             discarded += explored.executions;
-            reduced = false;
             let n = explored.executions;
             let plural = if n == 1 { "" } else { "s" };
+            if config.preemption_bound.is_some() && !ordering_yields {
+                // The bounded reduction gives up only on a spin that waits
+                // for another thread to run, and takes it once it orders
+                // yields with every step.
+                ordering_yields = true;
+                let warning = format!(
+                    "kase: note: {why}; the bounded partial-order reduction now orders every yield \
+                     with every other operation, after {n} discarded execution{plural}."
+                );
+                crate::stderr::warn(test_name(config).as_deref(), &warning);
+                warnings.push(warning);
+                continue;
+            }
+            reduced = false;
             let warning = match config.preemption_bound {
                 Some(bound) => Some(format!(
                     "kase: note: the bounded partial-order reduction does not take this model \
