@@ -56,9 +56,13 @@ enum Op {
     /// between them; records whether it gave up.
     BoundedAwait(usize, usize, usize),
     /// Spin (`yield_now`) until a `fetch_add(0)` on atomic `a` reads `v`:
-    /// iterations that write back what they read, which wait for another
-    /// thread to run (`exec/spin/alone.rs`).
+    /// writes of the value already there, which change nothing a spin
+    /// waits for.
     AwaitRmw(usize, usize),
+    /// Spin (`yield_now`) until atomic `a` holds `v`, polling by flipping
+    /// bit 2 of it and back: iterations that write, then write back, which
+    /// wait for another thread to run (`exec/spin/alone.rs`).
+    AwaitToggle(usize, usize),
     /// Inside a critical section: read the innermost held lock's data.
     DataGet,
     /// Inside a mutex or write section: add to the innermost held lock's
@@ -157,6 +161,13 @@ fn gen_ops(
             11 if rng.below(3) == 0 => Op::AwaitEither(a, (a + 1) % p.atomics, 1),
             11 if rng.below(3) == 0 => Op::AwaitRmw(a, 1),
             11 => Op::AwaitEq(a, 1),
+            12 if depth == 0 && rng.below(3) == 0 => {
+                if rng.below(2) == 0 {
+                    Op::AwaitRmw(a, 1)
+                } else {
+                    Op::AwaitToggle(a, 1)
+                }
+            }
             12 => Op::Notify(rng.below(2) == 0),
             _ => {
                 // A timed wait is six visible operations: charge for them.
@@ -295,6 +306,13 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<Data<'_>>
                 while s.atomics[*a].fetch_add(0, SeqCst) != *v {
                     thread::yield_now();
                 }
+            }
+            Op::AwaitToggle(a, v) => {
+                while s.atomics[*a].fetch_xor(2, SeqCst) & !2 != *v {
+                    s.atomics[*a].fetch_xor(2, SeqCst);
+                    thread::yield_now();
+                }
+                s.atomics[*a].fetch_xor(2, SeqCst);
             }
             Op::Pause(how) => pause(*how),
             Op::BoundedAwait(a, v, n) => {
@@ -549,7 +567,11 @@ fn check_bounded(seed: u64, ops: usize) -> bool {
     let ctx = |bound: usize, peeking: bool| {
         format!("bound {bound}, peeking {peeking}, seed {seed}: {p:#?}")
     };
+    let verbose = std::env::var_os("KASE_DIFF_VERBOSE").is_some();
     for bound in 0..=3 {
+        if verbose {
+            eprintln!("bounded differential: seed {seed}, bound {bound}: {p:?}");
+        }
         let (oracle, expected) = explore(
             &p,
             Builder::new()

@@ -12,5 +12,6 @@ mod peeking_mutex;
 mod peeking_rwlock;
 mod preemption_bound;
 mod spin_loops;
+mod spin_unrolled;
 mod weak_memory;
 mod weak_memory_bugs;

@@ -47,7 +47,7 @@ pub struct Execution {
     pub(super) watch: Option<Arc<Watch>>,
     backtraces: bool,
     /// Set by the running operation's effect when it changed nothing.
-    unmodified: bool,
+    unmodified: Option<Unmodified>,
     /// Visible operations performed by unwinding threads (no choice point).
     unwinding_steps: u64,
     /// Critical-section peeking is on.
@@ -93,6 +93,17 @@ pub(crate) enum Exploring {
     Skipped,
 }
 
+/// How a writing operation changed nothing (`Execution::note_unmodified`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unmodified {
+    /// It stored nothing: a failed compare-exchange.
+    NothingStored,
+    /// It stored the value the location held (a `swap(true)` on `true`,
+    /// a `fetch_add(0)`): the store exists (under RC11 it is a message of
+    /// its own), but no thread can read a different value for it.
+    SameValue,
+}
+
 /// What the gate said of an operation before it ran (the effect sees the
 /// gate before the operation: a try-lock asks whether it succeeds).
 struct Admission {
@@ -110,7 +121,7 @@ impl Execution {
             spurious_wakeups: limits.spurious_wakeups,
             watch: limits.watch.clone(),
             backtraces: limits.backtraces,
-            unmodified: false,
+            unmodified: None,
             unwinding_steps: 0,
             peeking: limits.peeking,
             spin_memo: limits.spin_memo.clone(),
@@ -384,10 +395,12 @@ impl Execution {
             self.heap_access(object, action.kind.writes(), pending.location);
         }
         let (result, value) = effect(self, &action);
-        let modified = action.kind.writes()
+        let unmodified = self.unmodified.take();
+        let stored = action.kind.writes()
             && action.kind != OpKind::Yield
             && !admission.try_failed
-            && !std::mem::take(&mut self.unmodified);
+            && unmodified != Some(Unmodified::NothingStored);
+        let modified = stored && unmodified.is_none();
         self.pass(&action, &admission, modified);
         self.events[at].modified = modified;
         if self.peeking {
@@ -402,7 +415,7 @@ impl Execution {
                     && action.kind.is_atomic_access()
                     && self.thread(t).alone.tracking() =>
             {
-                self.weak_access_latest(t, object, modified)
+                self.weak_access_latest(t, object, stored)
             }
             _ => true,
         };
@@ -615,10 +628,11 @@ impl Execution {
         }
     }
 
-    /// Tells `perform` that the current operation (a failed
-    /// compare-exchange) changed nothing.
-    pub(crate) fn note_unmodified(&mut self) {
-        self.unmodified = true;
+    /// Tells `perform` that the current operation changed nothing: it
+    /// stored nothing (a failed compare-exchange) or stored the value the
+    /// location held. Either way no spin waiting on the location wakes.
+    pub(crate) fn note_unmodified(&mut self, how: Unmodified) {
+        self.unmodified = Some(how);
     }
 
     /// Creates a thread spawned by the current one (called from the spawn

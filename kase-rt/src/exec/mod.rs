@@ -38,7 +38,7 @@ pub(crate) use arcs::Alive;
 pub use call::Call;
 pub(crate) use call::{call, call_at, user_code};
 pub use execution::Execution;
-pub(crate) use execution::Exploring;
+pub(crate) use execution::{Exploring, Unmodified};
 pub use hb::CellAccess;
 pub(crate) use scheduler::{ChoicePoint, Outcome, Scheduler, Stop, WeakPoint};
 pub use scheduler::{Event, Fault};

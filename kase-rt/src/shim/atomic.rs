@@ -17,7 +17,7 @@ use std::panic::Location;
 
 use crate::exec::object::{ObjectDetail, ObjectHandle};
 use crate::exec::weak::AtomicIntent;
-use crate::exec::{self, OpKind};
+use crate::exec::{self, OpKind, Unmodified};
 
 pub use std::sync::atomic::{compiler_fence, Ordering};
 
@@ -63,11 +63,24 @@ fn access<R>(
                 (bits.set)(read);
             }
         }
+        // A store of the value the location already holds changes nothing
+        // a spin waits for (`exec/spin`): two threads spinning on
+        // `swap(true)` while a third holds the lock wait for the release
+        // instead of waking each other forever. (Under RC11 the bits are
+        // those of the store a read-modify-write reads.)
+        let before = (bits.get)();
         let result = op();
         let value = shown(&result);
         let (as_kind, order) = sync(&result);
         if kind == OpKind::CompareExchange && as_kind == OpKind::Load {
-            e.note_unmodified(); // a failed compare-exchange writes nothing
+            e.note_unmodified(Unmodified::NothingStored);
+        } else if (as_kind == OpKind::Rmw || (as_kind == OpKind::Store && !weak))
+            && before == (bits.get)()
+        {
+            // (An RC11 store may go anywhere in the modification order,
+            // between stores of other values: only a read-modify-write,
+            // right after the store it read, surely repeats a value.)
+            e.note_unmodified(Unmodified::SameValue);
         }
         if weak {
             let written = (as_kind != OpKind::Load).then(|| (bits.get)());

@@ -49,6 +49,21 @@
 //! earlier reads cover it; an execution where every thread left waits on a
 //! stale value is redundant (`weak_stale_spin`), not a deadlock.
 //!
+//! A write of the value its location holds (a `swap(true)` on `true`, a
+//! `fetch_add(0)`; under RC11 only a read-modify-write, which sits right
+//! after the store it read) is not a modification: it counts as a read for
+//! the cycle and wakes no spinning thread. No thread can read a different
+//! value for it, so the argument above holds with it in the iteration; and
+//! two threads spinning on `swap(true)` while a third holds the lock wait
+//! for the release instead of waking each other forever. Under RC11 the
+//! write is a store of its own, which a thread may read with more
+//! happens-before than the one it rewrote; a thread that knows more reads
+//! from fewer stores, so the execution where it read the older store
+//! reaches what this one does. (Under RC11 a spinning swap may also read
+//! a stale `true` while the release already exists; its thread's last
+//! read is then its own store, placed before the release, and an
+//! execution that ends with it waiting is redundant, as above.)
+//!
 //! Writes a thread makes that are not events (data through a lock guard
 //! without peeking, a tracked cell, a kase `thread_local!`) count as
 //! modifications: they end the cycle. The limit: state kept only on the heap

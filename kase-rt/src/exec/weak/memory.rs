@@ -502,7 +502,7 @@ impl Execution {
                 } else {
                     history.take(id);
                     let at = history.position(id);
-                    history.insert(
+                    let own = history.insert(
                         at,
                         StoreRecord {
                             bits: written.or_internal("a read-modify-write stored nothing"),
@@ -513,6 +513,9 @@ impl Execution {
                             seq_cst: order == Ordering::SeqCst,
                         },
                     );
+                    // What the thread last saw here is its own store: stale
+                    // only if a store was placed after it (`weak_stale_spin`).
+                    weak.last_read.insert((t, object), own);
                     (Access::Rmw { location, rf }, Some(at))
                 }
             }

@@ -1,0 +1,184 @@
+//! The spin rules lose no outcome: a model whose loops spin (and so wait
+//! under `exec/spin`'s rules) reaches exactly the outcomes of the same
+//! model with each loop unrolled a few times and never yielding (so no
+//! rule applies), keeping only the executions where every unrolled loop
+//! got through. Under sequential consistency and under RC11, with the
+//! partial-order explorers and the oracles.
+//!
+//! The loops here spin by writing the value they read (`swap(true)` on a
+//! held lock, `fetch_add(0)`), which changes nothing a spin waits for, and
+//! by writing then writing back (a flag toggled and restored), which waits
+//! for another thread to run.
+
+use kase::hint::spin_loop;
+use kase::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use kase::sync::Arc;
+use kase::{thread, Builder, Strategy};
+use std::collections::BTreeSet;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+use std::sync::Mutex;
+
+/// How a model's loops run: spinning until they get through, or tried
+/// `n` times without a yield (false if they never got through).
+#[derive(Clone, Copy, Debug)]
+enum Loops {
+    Spin,
+    Unrolled(usize),
+}
+
+impl Loops {
+    /// Runs `attempt` until it returns true.
+    fn run(self, mut attempt: impl FnMut() -> bool) -> bool {
+        match self {
+            Loops::Spin => {
+                while !attempt() {
+                    spin_loop();
+                }
+                true
+            }
+            Loops::Unrolled(n) => (0..n).any(|_| attempt()),
+        }
+    }
+}
+
+/// The outcomes of `model` (`None`: an unrolled loop gave up) under
+/// `builder`, asserting the exploration finished.
+fn outcomes(
+    builder: Builder,
+    loops: Loops,
+    model: fn(Loops) -> Option<String>,
+) -> BTreeSet<String> {
+    let seen = Mutex::new(BTreeSet::new());
+    let report = builder.explore(|| {
+        if let Some(outcome) = model(loops) {
+            seen.lock().unwrap().insert(outcome);
+        }
+    });
+    assert!(report.failure().is_none(), "{loops:?}: {report}");
+    assert!(report.complete(), "{loops:?}: {report}");
+    seen.into_inner().unwrap()
+}
+
+/// The spinning model's outcomes equal the unrolled model's, for each
+/// explorer (the default and the oracle, with and without peeking).
+fn assert_spins_lose_nothing(model: fn(Loops) -> Option<String>, tries: usize) {
+    assert_spins_lose_nothing_under(&[Strategy::Por, Strategy::Exhaustive], model, tries);
+}
+
+/// [`assert_spins_lose_nothing`] for the explorers of `strategies`.
+fn assert_spins_lose_nothing_under(
+    strategies: &[Strategy],
+    model: fn(Loops) -> Option<String>,
+    tries: usize,
+) {
+    let unrolled = outcomes(Builder::new(), Loops::Unrolled(tries), model);
+    assert!(!unrolled.is_empty());
+    for &strategy in strategies {
+        for peeking in [false, true] {
+            let builder = Builder::new().strategy(strategy).peeking(peeking);
+            let spun = outcomes(builder, Loops::Spin, model);
+            assert_eq!(
+                spun, unrolled,
+                "{strategy:?}, peeking {peeking}: spinning vs unrolled {tries} times"
+            );
+        }
+    }
+}
+
+/// Threads `1..=threads` each take a test-and-set lock (`swap(true)` with
+/// `acquire`) and append their number to a log under it; the outcome is
+/// the log.
+fn tas_log(loops: Loops, threads: usize, acquire: Ordering, release: Ordering) -> Option<String> {
+    let lock = Arc::new(AtomicBool::new(false));
+    let log = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (1..=threads)
+        .map(|i| {
+            let (lock, log) = (lock.clone(), log.clone());
+            thread::spawn(move || {
+                if !loops.run(|| !lock.swap(true, acquire)) {
+                    return false;
+                }
+                let v = log.load(Relaxed);
+                log.store(v * 4 + i, Relaxed);
+                lock.store(false, release);
+                true
+            })
+        })
+        .collect();
+    let through = handles.into_iter().all(|h| h.join().unwrap());
+    through.then(|| log.load(Relaxed).to_string())
+}
+
+#[test]
+fn three_threads_on_a_test_and_set_lock() {
+    // Three threads are too many for the oracle's interleavings.
+    assert_spins_lose_nothing_under(
+        &[Strategy::Por],
+        |loops| tas_log(loops, 3, SeqCst, SeqCst),
+        2,
+    );
+}
+
+#[test]
+fn two_threads_on_a_test_and_set_lock_under_rc11() {
+    assert_spins_lose_nothing(|loops| tas_log(loops, 2, Acquire, Release), 4);
+}
+
+#[test]
+fn a_test_and_set_lock_with_relaxed_orderings_loses_entries_alike() {
+    assert_spins_lose_nothing(|loops| tas_log(loops, 2, Relaxed, Relaxed), 4);
+}
+
+/// Two threads wait for a flag with `fetch_add(0)` (a write of the value
+/// already there); main sets it after a store the waiters read.
+fn fetch_add_zero_waiters(loops: Loops, set: Ordering, wait: Ordering) -> Option<String> {
+    let flag = Arc::new(AtomicUsize::new(0));
+    let data = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let (flag, data) = (flag.clone(), data.clone());
+            thread::spawn(move || {
+                let through = loops.run(|| flag.fetch_add(0, wait) == 1);
+                through.then(|| data.load(Relaxed))
+            })
+        })
+        .collect();
+    data.store(7, Relaxed);
+    flag.store(1, set);
+    let seen: Option<Vec<usize>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    seen.map(|s| format!("{s:?}"))
+}
+
+#[test]
+fn two_threads_wait_with_fetch_add_zero() {
+    assert_spins_lose_nothing(|loops| fetch_add_zero_waiters(loops, SeqCst, SeqCst), 4);
+}
+
+#[test]
+fn two_threads_wait_with_fetch_add_zero_under_rc11() {
+    assert_spins_lose_nothing(|loops| fetch_add_zero_waiters(loops, Release, Acquire), 4);
+    assert_spins_lose_nothing(|loops| fetch_add_zero_waiters(loops, Relaxed, Relaxed), 4);
+}
+
+/// A thread polls a flag by setting a "busy" bit and clearing it again
+/// (iterations that write, then write back); main sets the flag.
+fn toggling_poller(loops: Loops, order: Ordering) -> Option<String> {
+    let word = Arc::new(AtomicUsize::new(0));
+    let w = word.clone();
+    let poller = thread::spawn(move || {
+        loops.run(|| {
+            let before = w.fetch_or(2, order);
+            w.fetch_and(!2, order);
+            before & 1 == 1
+        })
+    });
+    word.fetch_or(1, order);
+    let through = poller.join().unwrap();
+    through.then(|| word.load(Relaxed).to_string())
+}
+
+#[test]
+fn a_poller_that_writes_and_writes_back() {
+    assert_spins_lose_nothing(|loops| toggling_poller(loops, SeqCst), 4);
+    assert_spins_lose_nothing(|loops| toggling_poller(loops, Relaxed), 4);
+}
