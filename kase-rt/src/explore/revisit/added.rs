@@ -206,11 +206,43 @@ impl<'a> Grown<'a> {
                 _ => {}
             }
         }
+        // What each spin's yield waits for: the latest write to its object
+        // by another thread when it ran, in the order the events ran (a
+        // revisited read runs after its store, which has a later stamp).
+        let mut waited_for = vec![None; n];
+        let mut location_of_write = HashMap::new();
+        let mut latest_write: HashMap<_, [Option<(usize, ThreadIdx)>; 2]> = HashMap::new();
+        for (i, e) in outcome.events.iter().enumerate() {
+            let (t, object) = (e.action.thread, e.action.object);
+            let Some(object) = object else { continue };
+            let access = node_of[i].map(|node| weak.graph.events[node].access);
+            match access {
+                Some(Access::Write { location } | Access::Rmw { location, .. }) => {
+                    // The latest write, and the latest by another thread
+                    // than the one before it.
+                    let entry = latest_write.entry(object).or_default();
+                    if entry[0].is_some_and(|(_, by)| by != t) {
+                        entry[1] = entry[0];
+                    }
+                    entry[0] = Some((stamp_of[i], t));
+                    location_of_write.insert(object, location);
+                }
+                _ if e.action.kind == OpKind::Yield => {
+                    waited_for[i] = latest_write.get(&object).and_then(|writes| {
+                        writes
+                            .iter()
+                            .flatten()
+                            .find(|(_, by)| *by != t)
+                            .map(|&(w, _)| w)
+                    });
+                }
+                _ => {}
+            }
+        }
         // Mutexes: locations after the atomics', in order of first use.
         let mutexes = weak.graph.mo.len();
         let mut mutex_of = HashMap::new();
         let mut previous_op: HashMap<usize, usize> = HashMap::new();
-        let (mut location_of, mut latest_write) = (HashMap::new(), HashMap::new());
         let mut last = HashMap::new();
         let events: Vec<Added> = order
             .iter()
@@ -235,31 +267,11 @@ impl<'a> Grown<'a> {
                     },
                     _ => Mem::Other,
                 };
-                if let (Some(object), Some(location)) = (action.object, mem.location()) {
-                    location_of.insert(object, location as u32);
-                    if mem.writes() {
-                        // The latest write, and the latest by another
-                        // thread than the one before it.
-                        let entry: &mut [Option<(usize, ThreadIdx)>; 2] =
-                            latest_write.entry(object).or_default();
-                        if entry[0].is_some_and(|(_, by)| by != t) {
-                            entry[1] = entry[0];
-                        }
-                        entry[0] = Some((stamp_of[i], t));
-                    }
-                }
                 let mem = match (action.kind, action.object) {
                     // A spin's yield waits for another thread's write to
                     // what it read: it depends on the latest such write.
                     (OpKind::Yield, Some(object)) => {
-                        let write = latest_write.get(&object).and_then(|writes| {
-                            writes
-                                .iter()
-                                .flatten()
-                                .find(|(_, by)| *by != t)
-                                .map(|&(w, _)| w)
-                        });
-                        match (location_of.get(&object), write) {
+                        match (location_of_write.get(&object), waited_for[i]) {
                             (Some(&location), Some(write)) => Mem::Read {
                                 location,
                                 rf: Some(write),

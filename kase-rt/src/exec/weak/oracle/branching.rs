@@ -37,9 +37,15 @@ enum Step {
     Nested(Vec<Op>),
     /// Runs these holding the program's mutex.
     Locked(Vec<Op>),
-    /// Spins (`yield_now`) until the load reads `value`.
+    /// Spins (`yield_now`) until the load (or `fetch_add(0)`) reads `value`.
     Await { load: Op, value: u64 },
+    /// An `Await` unrolled: tries the load up to `tries` times, without
+    /// yielding; records `GAVE_UP` if it never read `value`.
+    Tries { load: Op, value: u64, tries: usize },
 }
+
+/// What an unrolled spin records when it never got through.
+const GAVE_UP: u64 = u64::MAX;
 
 /// A program: threads of steps over `locations` atomics.
 #[derive(Clone, Debug)]
@@ -51,6 +57,32 @@ struct Branching {
 }
 
 impl Branching {
+    /// The program with every spin unrolled `tries` times (no rule of
+    /// `exec/spin` applies to it: it never yields).
+    fn unrolled(&self, tries: usize) -> Branching {
+        let threads = self
+            .threads
+            .iter()
+            .map(|steps| {
+                steps
+                    .iter()
+                    .map(|step| match step {
+                        Step::Await { load, value } => Step::Tries {
+                            load: *load,
+                            value: *value,
+                            tries,
+                        },
+                        other => other.clone(),
+                    })
+                    .collect()
+            })
+            .collect();
+        Branching {
+            threads,
+            ..self.clone()
+        }
+    }
+
     /// A straight-line program made to branch: one thread in three runs
     /// inside a nested thread, one in three runs its second half holding
     /// the program's mutex; in the others, a load followed by more
@@ -130,7 +162,17 @@ impl Branching {
             if !candidates.is_empty() {
                 let (location, value) = candidates[rng.below(candidates.len())];
                 let order = [Relaxed, std::sync::atomic::Ordering::Acquire][rng.below(2)];
-                let load = Op::Load { location, order };
+                // One spin in three waits with `fetch_add(0)`: a
+                // read-modify-write of the value there (`exec/spin`).
+                let load = if rng.below(3) == 0 {
+                    Op::FetchAdd {
+                        location,
+                        value: 0,
+                        order,
+                    }
+                } else {
+                    Op::Load { location, order }
+                };
                 threads[target].insert(0, Step::Await { load, value });
             }
         }
@@ -180,6 +222,11 @@ fn run_steps(cells: &Arc<Vec<AtomicU64>>, lock: &Arc<Mutex<()>>, steps: &[Step])
             Step::Await { load, value } => {
                 while perform(cells, *load) != Some(*value) {
                     crate::thread::yield_now();
+                }
+            }
+            Step::Tries { load, value, tries } => {
+                if !(0..*tries).any(|_| perform(cells, *load) == Some(*value)) {
+                    seen.push(GAVE_UP);
                 }
             }
             Step::Locked(ops) => {
@@ -334,5 +381,60 @@ fn the_bounded_reduction_agrees_with_the_bounded_oracle_on_branching_programs() 
     assert!(
         compared * 3 >= programs,
         "a third of the programs are small enough"
+    );
+}
+
+/// The spin rules (`exec/spin`) lose nothing under RC11: a program whose
+/// threads spin until a load (or a `fetch_add(0)`) reads a value reaches,
+/// under the revisit explorer, exactly the outcomes of the same program
+/// with each spin unrolled four times without yielding, keeping the
+/// executions where every unrolled spin got through.
+#[test]
+fn spins_reach_what_their_unrolled_loops_reach_under_rc11() {
+    let programs = env("KASE_WEAK_BRANCH_PROGRAMS", 100);
+    let base = env("KASE_WEAK_BRANCH_SEED", 0xb4a_0020);
+    let cap = env("KASE_WEAK_BRANCH_CAP", 2_000);
+    let mut compared = 0;
+    for k in 0..programs {
+        let seed = base.wrapping_add(k);
+        let mut program = Branching::generate(&mut Rng::new(seed));
+        let spins = program
+            .threads
+            .iter()
+            .flatten()
+            .any(|step| matches!(step, Step::Await { .. }));
+        if !spins {
+            continue;
+        }
+        // Only outcomes are compared: a spin that never ends fails one
+        // program and not the other.
+        program.boom = None;
+        if std::env::var_os("KASE_WEAK_VERBOSE").is_some() {
+            eprintln!("KASE_WEAK_BRANCH_SEED={seed}: {program:?}");
+        }
+        let (spun, report) = explore(&program, Strategy::Por, cap, None);
+        if report.failure().is_some() || !report.complete() {
+            continue;
+        }
+        let (unrolled, every) = explore(&program.unrolled(4), Strategy::Por, cap * 10, None);
+        let name = format!("KASE_WEAK_BRANCH_SEED={seed}: {program:?}");
+        assert!(every.failure().is_none(), "{name}\n{every}");
+        if !every.complete() {
+            continue;
+        }
+        let through: BTreeSet<Vec<u64>> = unrolled
+            .into_iter()
+            .filter(|outcome| !outcome.contains(&GAVE_UP))
+            .collect();
+        assert_eq!(
+            spun, through,
+            "{name}\nspinning vs unrolled: {report}\n{every}"
+        );
+        compared += 1;
+    }
+    eprintln!("{compared} of {programs} branching programs with a spin compared with it unrolled");
+    assert!(
+        compared * 20 >= programs,
+        "a twentieth of the programs spin and are small enough"
     );
 }
