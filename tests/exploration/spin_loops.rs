@@ -9,6 +9,7 @@ use kase::hint::spin_loop;
 use kase::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use kase::sync::{Arc, Mutex, RwLock};
 use kase::{thread, Builder, FailureKind, Report, Strategy};
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::common::optimal;
@@ -309,6 +310,69 @@ fn a_loop_that_writes_what_its_lock_guards_is_not_a_spin() {
             }
         }),
         None
+    );
+}
+
+kase::thread_local! {
+    static THREAD_ID: std::cell::Cell<usize> = const { std::cell::Cell::new(7) };
+    static TRIES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+#[test]
+fn a_spin_that_reads_a_thread_local_still_waits() {
+    // A thread id read in every iteration (as sharded-slab's `insert`
+    // does) changes nothing: the spin waits for the flag under the
+    // reduction, in as many executions as without the read.
+    let spin = |read_local: bool| {
+        optimal(move || {
+            let flag = Arc::new(AtomicBool::new(false));
+            let f = flag.clone();
+            let t = thread::spawn(move || f.store(true, SeqCst));
+            while !flag.load(SeqCst) {
+                if read_local {
+                    assert_eq!(THREAD_ID.with(|id| id.get()), 7);
+                }
+                thread::yield_now();
+            }
+            t.join().unwrap();
+        })
+    };
+    let (with_local, without) = (spin(true), spin(false));
+    assert!(with_local.failure().is_none(), "{with_local}");
+    assert!(with_local.reduction(), "{with_local}");
+    assert_eq!(with_local.executions(), without.executions());
+}
+
+#[test]
+fn a_retry_budget_kept_in_a_thread_local_is_not_a_spin() {
+    // The count lives only in the thread-local (nothing on the stack
+    // changes between yields): each `with` that changes it ends the
+    // cycle, so the give-up path is explored.
+    let gave_up = std::sync::Mutex::new(BTreeSet::new());
+    let report = Builder::new().explore(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        let t = thread::spawn(move || f.store(true, SeqCst));
+        TRIES.with(|n| n.set(0));
+        let mut given_up = false;
+        while !flag.load(SeqCst) {
+            if TRIES.with(|n| {
+                n.set(n.get() + 1);
+                n.get() == 3
+            }) {
+                given_up = true;
+                break;
+            }
+            thread::yield_now();
+        }
+        gave_up.lock().unwrap().insert(given_up);
+        t.join().unwrap();
+    });
+    assert!(report.failure().is_none(), "{report}");
+    assert_eq!(
+        gave_up.into_inner().unwrap(),
+        BTreeSet::from([false, true]),
+        "{report}"
     );
 }
 

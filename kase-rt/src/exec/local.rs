@@ -98,15 +98,49 @@ impl Locals {
     }
 }
 
-/// Runs `f` on the locals of the model thread running now. The caller gets
-/// at a `thread_local!` value it may change without an event, so a spin
-/// iteration that touched one is not taken for a repetition (exec/spin).
+/// Runs `f` on the locals of the model thread running now. A change to a
+/// value is no event: the caller notes it (`note_changed`), so a spin
+/// iteration that changed one is not taken for a repetition (exec/spin).
 pub(crate) fn with_current<R>(f: impl FnOnce(&mut Locals) -> R) -> R {
     super::with(|e| {
-        e.note_unseen_write();
         let t = e.current();
         f(&mut e.thread_mut(t).locals)
     })
+}
+
+/// The running thread changed a `thread_local!` value (or may have): no
+/// spin iteration before this repeats itself (exec/spin).
+pub(crate) fn note_changed() {
+    super::with(|e| e.note_unseen_write());
+}
+
+/// Values larger than this are not hashed at each access: any access to
+/// one counts as a change.
+const MAX_HASHED: usize = 256;
+
+/// A hash of the bytes `value` holds in place (not what it points to: as
+/// for the stack fingerprint, state behind a pointer is not seen), or
+/// `None` for a value too large to hash at every access. Equal before and
+/// after an access: the access changed nothing the thread keeps in place.
+pub(crate) fn in_place_state<T>(value: *const T) -> Option<u64> {
+    let size = std::mem::size_of::<T>();
+    if size > MAX_HASHED {
+        return None;
+    }
+    let bytes = value.cast::<u8>();
+    let mut hash = 0xcbf2_9ce4_8422_2325_u64; // FNV-1a
+    for i in 0..size {
+        // SAFETY: `value` points to a live `T` of `size` bytes, owned by
+        // this thread's locals, with no reference to it alive outside this
+        // thread (and none formed here). The read is volatile because
+        // padding bytes may never have been written: they are read as raw
+        // memory, as the stack fingerprint reads other frames, and only
+        // feed a hash (a padding byte that changed makes a false "changed",
+        // which only makes the spin rule wait less).
+        let byte = unsafe { std::ptr::read_volatile(bytes.add(i)) };
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3);
+    }
+    Some(hash)
 }
 
 /// Armed at the start of a model thread's body: when dropped (the closure

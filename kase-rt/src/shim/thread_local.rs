@@ -157,11 +157,18 @@ impl<T: 'static> LocalKey<T> {
                 .map_err(|_| AccessError { _private: () });
         }
         let value = self.model_value(None)?;
+        // A spin that reads a thread-local (a thread id, an epoch handle)
+        // may still repeat itself: only a change ends the cycle.
+        let before = local::in_place_state(value);
         // SAFETY: the value is boxed in this model thread's locals and
         // dropped only after the thread's closure returned (or once it was
         // unwound), so it outlives this call, which runs in this thread;
         // `f` cannot keep the reference beyond the call.
-        Ok(f(unsafe { &*value }))
+        let result = f(unsafe { &*value });
+        if before.is_none() || local::in_place_state(value) != before {
+            local::note_changed();
+        }
+        Ok(result)
     }
 
     /// Where this model thread's value lives: the existing one; else `given`
@@ -197,6 +204,7 @@ impl<T: 'static> LocalKey<T> {
                     }
                 };
                 let boxed: Box<dyn Any> = Box::new(value);
+                local::note_changed();
                 local::with_current(|l| l.finish_init(key, boxed))
             }
         };
@@ -219,8 +227,11 @@ impl<T: 'static> LocalKey<T> {
                     .or_internal("an absent value is not destroyed");
             }
             _ => match self.model_value(None) {
-                // SAFETY: as in `try_with`.
-                Ok(current) => update(value, unsafe { &*current }),
+                Ok(current) => {
+                    local::note_changed();
+                    // SAFETY: as in `try_with`.
+                    update(value, unsafe { &*current })
+                }
                 Err(err) => panic!(
                     "cannot access a Thread Local Storage value during or after destruction: \
                      {err:?}"

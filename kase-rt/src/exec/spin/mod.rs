@@ -65,9 +65,13 @@
 //! execution that ends with it waiting is redundant, as above.)
 //!
 //! Writes a thread makes that are not events (data through a lock guard
-//! without peeking, a tracked cell, a kase `thread_local!`) count as
-//! modifications: they end the cycle. The limit: state kept only on the heap
-//! (a counter behind a `Box` only this thread uses) is not in the
+//! without peeking, a tracked cell) count as modifications: they end the
+//! cycle. So does an access to a kase `thread_local!` that changed the
+//! value's bytes in place (compared before and after the access,
+//! `exec/local.rs`; any access to a value over 256 bytes): a spin that
+//! reads a thread id from a thread-local in every iteration still waits.
+//! The limit: state kept only on the heap (a counter behind a `Box` only
+//! this thread uses, or behind a pointer in a thread-local) is not in the
 //! fingerprint, so such a loop is taken for a spin.
 
 pub(crate) mod alone;
