@@ -162,6 +162,7 @@ impl Drop for DestroyOnExit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::{Cell, RefCell};
 
     #[test]
     fn lifecycle_and_destruction_order() {
@@ -185,5 +186,30 @@ mod tests {
         let second = locals.take_last_alive().unwrap();
         assert_eq!(second.downcast_ref::<u32>(), Some(&20));
         assert!(locals.take_last_alive().is_none());
+    }
+
+    #[test]
+    fn the_in_place_state_follows_the_bytes_held_in_place() {
+        let count = Cell::new(5u32);
+        let before = in_place_state(&count);
+        assert!(before.is_some());
+        assert_eq!(in_place_state(&count), before, "read twice, unchanged");
+        count.set(6);
+        assert_ne!(in_place_state(&count), before, "a counter that moved");
+        count.set(5);
+        assert_eq!(in_place_state(&count), before, "back to the same bytes");
+
+        // With padding (a `u8` next to a `u32`): reading it twice agrees.
+        let padded = Cell::new((1u8, 2u32));
+        assert_eq!(in_place_state(&padded), in_place_state(&padded));
+
+        // State behind a pointer is not seen (documented limit).
+        let boxed = RefCell::new(Box::new(1u32));
+        let before = in_place_state(&boxed);
+        **boxed.borrow_mut() = 2;
+        assert_eq!(in_place_state(&boxed), before);
+
+        // Too large to hash at every access.
+        assert_eq!(in_place_state(&[0u8; 300]), None);
     }
 }
