@@ -587,6 +587,33 @@ impl Execution {
         }
     }
 
+    /// The current thread accessed a `thread_local!` value, and its bytes
+    /// in place `changed` (`exec/local.rs`): a change ends any spin. Bytes
+    /// may hold addresses, which another execution may not reproduce, so
+    /// the first answer after a thread history is kept for the exploration
+    /// (as `SpinMemo` keeps the cycle rule's).
+    pub(crate) fn note_local_access(&mut self, changed: bool) {
+        if self.teardown {
+            return;
+        }
+        let memo = self.spin_memo.clone();
+        let thread = self.thread_mut(self.current);
+        let history = thread.history;
+        let n = match &mut thread.local_accesses {
+            (h, n) if *h == history => {
+                *n += 1;
+                *n
+            }
+            slot => {
+                *slot = (history, 1);
+                1
+            }
+        };
+        if memo.decide_change((thread.idx, history), n, changed) {
+            thread.spin.modified();
+        }
+    }
+
     /// Records the fingerprint of the current thread's state for the yield
     /// it is about to announce.
     pub(crate) fn set_fingerprint(

@@ -108,10 +108,11 @@ pub(crate) fn with_current<R>(f: impl FnOnce(&mut Locals) -> R) -> R {
     })
 }
 
-/// The running thread changed a `thread_local!` value (or may have): no
-/// spin iteration before this repeats itself (exec/spin).
-pub(crate) fn note_changed() {
-    super::with(|e| e.note_unseen_write());
+/// The running thread accessed a `thread_local!` value and `changed` it
+/// (or may have): then no spin iteration before this repeats itself
+/// (exec/spin).
+pub(crate) fn note_access(changed: bool) {
+    super::with(|e| e.note_local_access(changed));
 }
 
 /// Values larger than this are not hashed at each access: any access to

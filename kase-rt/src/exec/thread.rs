@@ -89,6 +89,9 @@ pub(crate) struct ThreadState {
     pub history: u64,
     /// Its `thread_local!` values.
     pub locals: Locals,
+    /// Its `thread_local!` accesses since its last event: the history they
+    /// follow and how many (keys of `SpinMemo::decide_change`).
+    pub local_accesses: (u64, u32),
     /// Critical-section peeking: its pure part and the locks it holds.
     pub peek: ThreadPeek,
     /// The user-level operation of a shim it is in (`exec/call.rs`).
@@ -115,6 +118,7 @@ impl ThreadState {
             stack_top: 0,
             history: 0,
             locals: Locals::default(),
+            local_accesses: (0, 0),
             peek: ThreadPeek::default(),
             call: None,
         }

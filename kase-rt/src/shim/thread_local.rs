@@ -165,9 +165,7 @@ impl<T: 'static> LocalKey<T> {
         // unwound), so it outlives this call, which runs in this thread;
         // `f` cannot keep the reference beyond the call.
         let result = f(unsafe { &*value });
-        if before.is_none() || local::in_place_state(value) != before {
-            local::note_changed();
-        }
+        local::note_access(before.is_none() || local::in_place_state(value) != before);
         Ok(result)
     }
 
@@ -204,7 +202,7 @@ impl<T: 'static> LocalKey<T> {
                     }
                 };
                 let boxed: Box<dyn Any> = Box::new(value);
-                local::note_changed();
+                local::note_access(true);
                 local::with_current(|l| l.finish_init(key, boxed))
             }
         };
@@ -228,7 +226,7 @@ impl<T: 'static> LocalKey<T> {
             }
             _ => match self.model_value(None) {
                 Ok(current) => {
-                    local::note_changed();
+                    local::note_access(true);
                     // SAFETY: as in `try_with`.
                     update(value, unsafe { &*current })
                 }

@@ -94,12 +94,20 @@ use super::action::{ObjectIdx, ThreadIdx};
 /// history is the one every later execution replays: explorers see one
 /// program, never a nondeterministic one.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct SpinMemo(Rc<RefCell<HashMap<HistoryKey, Option<usize>>>>, AloneMemo);
+pub(crate) struct SpinMemo(
+    Rc<RefCell<HashMap<HistoryKey, Option<usize>>>>,
+    AloneMemo,
+    ChangeMemo,
+);
 
 /// The alone rule's decisions (`alone.rs`), by thread and a hash of its
 /// history and the execution's event count: whether it ran alone depends on
 /// the other threads too.
 type AloneMemo = Rc<RefCell<HashMap<HistoryKey, bool>>>;
+
+/// Whether the `n`-th `thread_local!` access after a thread history changed
+/// the value's bytes, which may hold addresses (`exec/local.rs`).
+type ChangeMemo = Rc<RefCell<HashMap<(ThreadIdx, u64, u32), bool>>>;
 
 /// A thread and the hash of its history (`SpinMemo`).
 pub(crate) type HistoryKey = (ThreadIdx, u64);
@@ -117,6 +125,17 @@ impl SpinMemo {
     /// The alone rule's decision at `key` before, else `decide()`'s, kept.
     pub(crate) fn decide_alone(&self, key: HistoryKey, decide: impl FnOnce() -> bool) -> bool {
         *self.1.borrow_mut().entry(key).or_insert_with(decide)
+    }
+
+    /// Whether the `n`-th `thread_local!` access after `key`'s history
+    /// changed its value, decided before, else `changed`, kept.
+    pub(crate) fn decide_change(&self, key: HistoryKey, n: u32, changed: bool) -> bool {
+        let (thread, history) = key;
+        *self
+            .2
+            .borrow_mut()
+            .entry((thread, history, n))
+            .or_insert(changed)
     }
 }
 
