@@ -313,6 +313,18 @@ fn a_loop_that_writes_what_its_lock_guards_is_not_a_spin() {
     );
 }
 
+/// A thread sets a flag; main runs `iteration` and yields until it sees it.
+fn spin_until_set(mut iteration: impl FnMut()) {
+    let flag = Arc::new(AtomicBool::new(false));
+    let f = flag.clone();
+    let t = thread::spawn(move || f.store(true, SeqCst));
+    while !flag.load(SeqCst) {
+        iteration();
+        thread::yield_now();
+    }
+    t.join().unwrap();
+}
+
 kase::thread_local! {
     static THREAD_ID: std::cell::Cell<usize> = const { std::cell::Cell::new(7) };
     static TRIES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
@@ -326,16 +338,11 @@ fn a_spin_that_reads_a_thread_local_still_waits() {
     // reduction, in as many executions as without the read.
     let spin = |read_local: bool| {
         optimal(move || {
-            let flag = Arc::new(AtomicBool::new(false));
-            let f = flag.clone();
-            let t = thread::spawn(move || f.store(true, SeqCst));
-            while !flag.load(SeqCst) {
+            spin_until_set(|| {
                 if read_local {
                     assert_eq!(THREAD_ID.with(|id| id.get()), 7);
                 }
-                thread::yield_now();
-            }
-            t.join().unwrap();
+            })
         })
     };
     let (with_local, without) = (spin(true), spin(false));
@@ -350,16 +357,9 @@ fn a_spin_that_reallocates_a_thread_local_box_is_explored_deterministically() {
     // accesses depending on the allocator: the first answer after a thread
     // history is kept, so no replay diverges.
     assert_eq!(
-        everywhere(|| {
-            let flag = Arc::new(AtomicBool::new(false));
-            let f = flag.clone();
-            let t = thread::spawn(move || f.store(true, SeqCst));
-            while !flag.load(SeqCst) {
-                SCRATCH.with(|s| *s.borrow_mut() = Some(Box::new(1)));
-                thread::yield_now();
-            }
-            t.join().unwrap();
-        }),
+        everywhere(|| spin_until_set(|| {
+            SCRATCH.with(|s| *s.borrow_mut() = Some(Box::new(1)));
+        })),
         None
     );
 }
@@ -438,17 +438,10 @@ fn a_spin_that_allocates_in_each_iteration_still_ends() {
     // between explorations), but each exploration decides alike whenever
     // it replays a history (no nondeterminism), and every one completes.
     assert_eq!(
-        everywhere(|| {
-            let flag = Arc::new(AtomicBool::new(false));
-            let f = flag.clone();
-            let t = thread::spawn(move || f.store(true, SeqCst));
-            while !flag.load(SeqCst) {
-                let buffer = vec![0u8; 64];
-                std::hint::black_box(&buffer);
-                thread::yield_now();
-            }
-            t.join().unwrap();
-        }),
+        everywhere(|| spin_until_set(|| {
+            let buffer = vec![0u8; 64];
+            std::hint::black_box(&buffer);
+        })),
         None
     );
 }

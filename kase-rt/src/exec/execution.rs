@@ -609,7 +609,9 @@ impl Execution {
                 1
             }
         };
-        if memo.decide_change((thread.idx, history), n, changed) {
+        // Without a yield since its last modification the thread keeps
+        // nothing a change could end: no decision to keep.
+        if thread.spin.may_close_cycle() && memo.decide_change((thread.idx, history), n, changed) {
             thread.spin.modified();
         }
     }

@@ -99,7 +99,7 @@ impl Locals {
 }
 
 /// Runs `f` on the locals of the model thread running now. A change to a
-/// value is no event: the caller notes it (`note_changed`), so a spin
+/// value is no event: the caller notes it (`note_access`), so a spin
 /// iteration that changed one is not taken for a repetition (exec/spin).
 pub(crate) fn with_current<R>(f: impl FnOnce(&mut Locals) -> R) -> R {
     super::with(|e| {

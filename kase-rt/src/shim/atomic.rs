@@ -68,14 +68,14 @@ fn access<R>(
         // `swap(true)` while a third holds the lock wait for the release
         // instead of waking each other forever. (Under RC11 the bits are
         // those of the store a read-modify-write reads.)
-        let before = (bits.get)();
+        let before = (kind != OpKind::Load).then(|| (bits.get)());
         let result = op();
         let value = shown(&result);
         let (as_kind, order) = sync(&result);
         if kind == OpKind::CompareExchange && as_kind == OpKind::Load {
             e.note_unmodified(Unmodified::NothingStored);
         } else if (as_kind == OpKind::Rmw || (as_kind == OpKind::Store && !weak))
-            && before == (bits.get)()
+            && before == Some((bits.get)())
         {
             // (An RC11 store may go anywhere in the modification order,
             // between stores of other values: only a read-modify-write,

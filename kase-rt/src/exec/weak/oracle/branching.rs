@@ -9,7 +9,9 @@
 //! `KASE_WEAK_BRANCH_PROGRAMS` (default 100) sets how many programs run,
 //! `KASE_WEAK_BRANCH_SEED` the first one's seed, `KASE_WEAK_BRANCH_CAP`
 //! (default 2 000) the most executions the exhaustive explorer may take
-//! (programs it does not finish within it are skipped).
+//! (programs it does not finish within it are skipped); `KASE_WEAK_VERBOSE`
+//! prints each spinning program before the spin test explores it (to find
+//! one that does not finish).
 #![cfg(test)]
 
 use std::collections::BTreeSet;
@@ -57,6 +59,14 @@ struct Branching {
 }
 
 impl Branching {
+    /// Whether a thread spins (an `Await`).
+    fn spins(&self) -> bool {
+        self.threads
+            .iter()
+            .flatten()
+            .any(|step| matches!(step, Step::Await { .. }))
+    }
+
     /// The program with every spin unrolled `tries` times (no rule of
     /// `exec/spin` applies to it: it never yields).
     fn unrolled(&self, tries: usize) -> Branching {
@@ -280,11 +290,7 @@ fn the_revisit_explorer_agrees_with_the_exhaustive_one_on_branching_programs() {
         }
         let (seen, report) = explore(&program, Strategy::Por, cap, None);
         let name = format!("KASE_WEAK_BRANCH_SEED={seed}: {program:?}");
-        let spins = program
-            .threads
-            .iter()
-            .flatten()
-            .any(|step| matches!(step, Step::Await { .. }));
+        let spins = program.spins();
         // The same failure, or none. A program with a spin may fail in two
         // ways (its spin may never end, and its assertion), and each
         // explorer stops at the first it meets: then only whether it fails.
@@ -346,11 +352,7 @@ fn the_bounded_reduction_agrees_with_the_bounded_oracle_on_branching_programs() 
     for k in 0..programs {
         let seed = base.wrapping_add(k);
         let program = Branching::generate(&mut Rng::new(seed));
-        let spins = program
-            .threads
-            .iter()
-            .flatten()
-            .any(|step| matches!(step, Step::Await { .. }));
+        let spins = program.spins();
         for bound in 0..=3 {
             let (all, every) = explore(&program, Strategy::Exhaustive, cap, Some(bound));
             if !every.complete_within_bound() && every.failure().is_none() {
@@ -398,11 +400,7 @@ fn spins_reach_what_their_unrolled_loops_reach_under_rc11() {
     for k in 0..programs {
         let seed = base.wrapping_add(k);
         let mut program = Branching::generate(&mut Rng::new(seed));
-        let spins = program
-            .threads
-            .iter()
-            .flatten()
-            .any(|step| matches!(step, Step::Await { .. }));
+        let spins = program.spins();
         if !spins {
             continue;
         }
