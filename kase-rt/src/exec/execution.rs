@@ -26,6 +26,7 @@ use super::object::{ObjectDetail, ObjectHandle, ObjectState};
 use super::panic;
 use super::peek::Sections;
 use super::scheduler::{Event, Fault, Limits};
+use super::spin::repeat::{Repeats, Standing, Step as RepeatStep};
 use super::spin::{extend_history, SpinMemo, SpinWait};
 use super::thread::{Pending, ThreadInterner, ThreadState};
 use super::watchdog::Watch;
@@ -78,6 +79,20 @@ pub struct Execution {
     /// A yield waited for another thread to run (`exec/spin/alone.rs`):
     /// explorers that order events by objects cannot take this model.
     waited_alone: Option<(ThreadIdx, &'static Location<'static>)>,
+    /// The states at this execution's scheduling points, under sequential
+    /// consistency (`exec/spin/repeat.rs`).
+    repeats: Repeats,
+    /// Scratch for `check_repeat`.
+    standings_buf: Vec<Standing>,
+    /// The first point whose state was that at an earlier one: the thread
+    /// that ran last and its next operation's location.
+    repeated: Option<(ThreadIdx, &'static Location<'static>)>,
+    /// Under sequential consistency, each event's atomic location's bits
+    /// before and after it (zeros for other events), for `repeats`.
+    atomic_bits: Vec<(u64, u64)>,
+    /// A hash of the execution's events so far, thread by thread: the key
+    /// of the repeat rule's decisions.
+    trace_hash: u64,
     /// Whether the model wants its choices explored (loom's exploration
     /// controls, `shim/explore.rs`).
     exploring: Exploring,
@@ -133,6 +148,11 @@ impl Execution {
             weaker_ordering: None,
             waited_on_several: false,
             waited_alone: None,
+            repeats: Repeats::default(),
+            standings_buf: Vec::new(),
+            repeated: None,
+            atomic_bits: Vec::new(),
+            trace_hash: 0,
             exploring: Exploring::On,
             threads: Vec::new(),
             objects: Vec::new(),
@@ -320,6 +340,9 @@ impl Execution {
                 self.thread(action.thread).suspender
             };
         }
+        if self.weak.is_none() && self.repeated.is_none() {
+            self.check_repeat(location);
+        }
         // A thread that is unwinding never switches away: std's panic count is
         // per OS thread, and another model thread (or the driver) running
         // while it is raised would see `panicking() == true` or abort on its
@@ -429,7 +452,13 @@ impl Execution {
             u64::from(modified),
         ];
         thread.history = extend_history(thread.history, words);
+        thread.standing.since = extend_history(thread.standing.since, words);
         thread.alone.event(action.kind, latest, words);
+        let history = thread.history;
+        self.trace_hash = extend_history(self.trace_hash, [u64::from(t.0), history, 0, 0]);
+        if self.weak.is_none() && !self.may_repeat(&action) {
+            self.repeats.forget();
+        }
         self.events[at].value = value;
         result
     }
@@ -462,6 +491,9 @@ impl Execution {
             self.objects[object.0 as usize]
                 .dependence
                 .record_clock(&clock, access);
+        }
+        if self.weak.is_none() {
+            self.atomic_bits.push((0, 0));
         }
         self.events.push(Event {
             action,
@@ -525,6 +557,12 @@ impl Execution {
         // location alone, as if the loop kept no state of its own.
         let at_location = location as *const Location<'static> as u64;
         let fp = thread.fingerprint.take().unwrap_or(at_location);
+        thread.standing = Standing {
+            fingerprint: fp,
+            since: 0,
+        };
+        self.repeats.start();
+        let thread = self.thread_mut(self.current);
         // A first yield since the last modification closes no cycle in any
         // execution: nothing to keep for replays.
         let cycle = if thread.spin.may_close_cycle() {
@@ -566,6 +604,78 @@ impl Execution {
         }
     }
 
+    /// Whether an event may be part of a repeating window
+    /// (`exec/spin/repeat.rs`): an atomic access, a fence or a yield.
+    fn may_repeat(&self, action: &Action) -> bool {
+        match (action.kind, action.object) {
+            (OpKind::Fence | OpKind::Yield, _) => true,
+            (OpKind::Load | OpKind::Store | OpKind::Rmw | OpKind::CompareExchange, Some(o)) => {
+                self.objects[o.0 as usize].kind() == ObjectKind::Atomic
+            }
+            _ => false,
+        }
+    }
+
+    /// The repeat rule (`exec/spin/repeat.rs`) at the scheduling point
+    /// before the current thread's operation at `location`.
+    fn check_repeat(&mut self, location: &'static Location<'static>) {
+        let events = self.events.len();
+        let mut now = std::mem::take(&mut self.standings_buf);
+        now.clear();
+        now.extend(self.threads.iter().flatten().map(|t| t.standing));
+        let step = |i: usize| {
+            let event = &self.events[i];
+            let action = event.action;
+            let access = match (action.kind, action.object) {
+                (OpKind::Fence | OpKind::Yield, _) | (_, None) => None,
+                (_, Some(object)) => {
+                    let (before, after) = self.atomic_bits[i];
+                    Some((object, before, after))
+                }
+            };
+            RepeatStep {
+                thread: action.thread,
+                modified: event.modified,
+                access,
+            }
+        };
+        let mut repeats = std::mem::take(&mut self.repeats);
+        let found = repeats.at_point(events, self.current, &now, step);
+        self.repeats = repeats;
+        self.standings_buf = now;
+        if found.is_empty() {
+            return;
+        }
+        // Fingerprints see addresses: the first decision after this
+        // execution's events is the one every replay makes.
+        let key = (self.current, self.trace_hash);
+        let chosen = self.spin_memo.decide_repeat(key, || {
+            found.iter().find(|c| c.same_state).map(|c| c.events)
+        });
+        if chosen.is_some_and(|at| found.iter().any(|c| c.events == at)) {
+            self.repeated = Some((self.current, location));
+        }
+    }
+
+    /// The first scheduling point of this execution whose state was that at
+    /// an earlier one (`exec/spin/repeat.rs`): the thread that ran last and
+    /// the location of its next operation. The exhaustive search ends the
+    /// execution there as redundant; the reductions cannot take it.
+    pub(crate) fn repeated(&self) -> Option<(ThreadIdx, &'static Location<'static>)> {
+        self.repeated
+    }
+
+    /// Under sequential consistency: the current atomic access's location
+    /// held `before` and holds `after` (the repeat rule compares values).
+    pub(crate) fn note_atomic_bits(&mut self, before: u64, after: u64) {
+        if let Some(last) = self.atomic_bits.last_mut() {
+            *last = (before, after);
+        }
+        if let Some(object) = self.events.last().and_then(|e| e.action.object) {
+            self.repeats.accessed(object, after);
+        }
+    }
+
     /// Whether a yield waited on several objects in this execution (under
     /// sequential consistency: it runs once one of them is modified).
     pub(crate) fn waited_on_several(&self) -> bool {
@@ -583,6 +693,7 @@ impl Execution {
     /// iteration before this repeats itself.
     pub(crate) fn note_unseen_write(&mut self) {
         if !self.teardown {
+            self.repeats.forget();
             self.thread_mut(self.current).spin.modified();
         }
     }
@@ -596,6 +707,8 @@ impl Execution {
         if self.teardown {
             return;
         }
+        // The repeat rule's state does not see thread-local values.
+        self.repeats.forget();
         let memo = self.spin_memo.clone();
         let thread = self.thread_mut(self.current);
         let history = thread.history;

@@ -12,6 +12,7 @@ use super::hb::ThreadHb;
 use super::local::Locals;
 use super::peek::ThreadPeek;
 use super::spin::alone::AloneTrack;
+use super::spin::repeat::Standing;
 use super::spin::{SpinTrack, SpinWait};
 
 /// Names threads by spawn path: the `k`-th child of a parent is the same
@@ -87,6 +88,9 @@ pub(crate) struct ThreadState {
     pub stack_top: usize,
     /// A hash of its events so far (`exec/spin`'s `SpinMemo`).
     pub history: u64,
+    /// The fingerprint of the last yield it announced (`u64::MAX`: none)
+    /// and a hash of its events since (`exec/spin/repeat.rs`).
+    pub standing: Standing,
     /// Its `thread_local!` values.
     pub locals: Locals,
     /// Its `thread_local!` accesses since its last event: the history they
@@ -117,6 +121,10 @@ impl ThreadState {
             fingerprint: None,
             stack_top: 0,
             history: 0,
+            standing: Standing {
+                fingerprint: u64::MAX,
+                since: 0,
+            },
             locals: Locals::default(),
             local_accesses: (0, 0),
             peek: ThreadPeek::default(),

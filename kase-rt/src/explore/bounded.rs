@@ -127,6 +127,9 @@ pub(crate) struct BoundedDpor {
     cut: bool,
     redundant: u64,
     unsupported: Option<String>,
+    /// The model was given up for a spin that waits for another thread to
+    /// run, which ordering yields with every step takes.
+    alone_spin_unordered: bool,
     /// The running execution's steps.
     steps: Vec<Step>,
     /// Per object, the steps whose operation touched it, in order, with
@@ -177,6 +180,7 @@ impl BoundedDpor {
             cut: false,
             redundant: 0,
             unsupported: None,
+            alone_spin_unordered: false,
             steps: Vec::new(),
             accesses: HashMap::new(),
             registered: 0,
@@ -387,11 +391,18 @@ impl BoundedDpor {
 impl Scheduler for BoundedDpor {
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
         let exec = point.execution;
+        if let Some(spin) = exec.repeated() {
+            // Ending executions at a repeated state is for searches that
+            // try every interleaving: the bounded oracle.
+            self.unsupported = Some(super::repeated_state(spin));
+            return Err(Stop::Redundant);
+        }
         if let Some(spin) = exec.waited_alone() {
             if self.yields.is_none() {
                 // Yields were not ordered with every step so far: the
                 // pipeline explores again with `ordering_yields`.
                 self.unsupported = Some(super::alone_spin(spin));
+                self.alone_spin_unordered = true;
                 return Err(Stop::Redundant);
             }
         }
@@ -625,6 +636,10 @@ impl Explorer for BoundedDpor {
 
     fn redundant(&self) -> u64 {
         self.redundant
+    }
+
+    fn takes_it_ordering_yields(&self) -> bool {
+        self.alone_spin_unordered
     }
 
     fn unsupported(&self) -> Option<String> {

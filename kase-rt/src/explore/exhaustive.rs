@@ -84,6 +84,11 @@ impl Dfs {
 
 impl Scheduler for Dfs {
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
+        if point.execution.repeated().is_some() {
+            // The state is that at an earlier point, whose continuations
+            // are all explored (`exec/spin/repeat.rs`).
+            return Err(Stop::Redundant);
+        }
         if let Some(canonical) = &mut self.canonical {
             let options = canonical.options(point);
             let chosen = self.pick(options, point)?;

@@ -44,6 +44,21 @@ pub(crate) fn alone_spin(
          waits for another thread to run"
     )
 }
+/// Why a reduction gives a model up: spinning threads brought the whole
+/// state back to that at an earlier point (`exec/spin/repeat.rs`), which
+/// only a search of every interleaving may end an execution for.
+pub(crate) fn repeated_state(
+    (thread, at): (
+        crate::exec::ThreadIdx,
+        &'static std::panic::Location<'static>,
+    ),
+) -> String {
+    format!(
+        "spinning threads bring the state back to where it was (seen before {thread}'s step at \
+         {at}): a search of every interleaving ends such rounds"
+    )
+}
+
 pub(crate) use pipeline::run;
 pub(crate) use runner::{Runner, Trail};
 
@@ -214,5 +229,11 @@ pub(crate) trait Explorer: Scheduler {
     /// out (it then stops, and the caller explores with another one).
     fn unsupported(&self) -> Option<String> {
         None
+    }
+
+    /// With `unsupported`: whether the bounded reduction takes the model
+    /// once it orders every yield with every step (`bounded.rs`).
+    fn takes_it_ordering_yields(&self) -> bool {
+        false
     }
 }

@@ -342,10 +342,9 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
             discarded += explored.executions;
             let n = explored.executions;
             let plural = if n == 1 { "" } else { "s" };
-            if config.preemption_bound.is_some() && !ordering_yields {
-                // The bounded reduction gives up only on a spin that waits
-                // for another thread to run, and takes it once it orders
-                // yields with every step.
+            if explored.fallback_orders_yields && !ordering_yields {
+                // A spin that waits for another thread to run: the bounded
+                // reduction takes it once it orders yields with every step.
                 ordering_yields = true;
                 let warning = format!(
                     "kase: note: {why}; the bounded partial-order reduction now orders every yield \

@@ -101,6 +101,7 @@ pub(super) fn explore(
         if let Some(why) = explorer.unsupported() {
             // The caller explores with an explorer that takes this model.
             report.explorer_fallback = Some(why);
+            report.fallback_orders_yields = explorer.takes_it_ordering_yields();
             runner.reclaim(outcome);
             break;
         }

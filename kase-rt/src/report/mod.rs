@@ -68,6 +68,9 @@ pub struct Report {
     /// graphs) or every interleaving (under sequential consistency). Only
     /// between `search::explore` and the pipeline.
     pub(crate) explorer_fallback: Option<String>,
+    /// With `explorer_fallback`: the bounded reduction takes the model once
+    /// it orders yields with every step (`explore/bounded.rs`).
+    pub(crate) fallback_orders_yields: bool,
     /// Under RC11, during the interleaving exploration: the first access
     /// weaker than `SeqCst`, which moves it to execution graphs (only
     /// between `search::explore` and the pipeline).
@@ -100,6 +103,7 @@ impl Report {
             graph_explorer: None,
             rc11_fallback: None,
             explorer_fallback: None,
+            fallback_orders_yields: false,
         }
     }
 

@@ -68,7 +68,8 @@ fn access<R>(
         // `swap(true)` while a third holds the lock wait for the release
         // instead of waking each other forever. (Under RC11 the bits are
         // those of the store a read-modify-write reads.)
-        let before = (kind != OpKind::Load).then(|| (bits.get)());
+        let before_bits = (bits.get)();
+        let before = (kind != OpKind::Load).then_some(before_bits);
         let result = op();
         let value = shown(&result);
         let (as_kind, order) = sync(&result);
@@ -87,6 +88,9 @@ fn access<R>(
             let latest = e.weak_commit(object, as_kind, order, written);
             (bits.set)(latest);
         } else {
+            // The group rule compares the values locations hold
+            // (`exec/spin/group.rs`).
+            e.note_atomic_bits(before_bits, (bits.get)());
             e.atomic_hb(object, as_kind, order);
             e.note_ordering(intent.order, "an atomic access", location);
             if let Some((failure, _)) = intent.cas {

@@ -73,9 +73,13 @@
 //! The limit: state kept only on the heap (a counter behind a `Box` only
 //! this thread uses, or behind a pointer in a thread-local) is not in the
 //! fingerprint, so such a loop is taken for a spin.
+//!
+//! Several threads that write and write back keep each other going: the
+//! whole state is compared with earlier ones instead (`repeat.rs`).
 
 pub(crate) mod alone;
 pub(crate) mod fingerprint;
+pub(crate) mod repeat;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -98,6 +102,7 @@ pub(crate) struct SpinMemo(
     Rc<RefCell<HashMap<HistoryKey, Option<usize>>>>,
     AloneMemo,
     ChangeMemo,
+    RepeatMemo,
 );
 
 /// The alone rule's decisions (`alone.rs`), by thread and a hash of its
@@ -108,6 +113,11 @@ type AloneMemo = Rc<RefCell<HashMap<HistoryKey, bool>>>;
 /// Whether the `n`-th `thread_local!` access after a thread history changed
 /// the value's bytes, which may hold addresses (`exec/local.rs`).
 type ChangeMemo = Rc<RefCell<HashMap<(ThreadIdx, u64, u32), bool>>>;
+
+/// Whether the state repeated (`repeat.rs`), by the announcing thread and
+/// a hash of the execution's events: the event count of the earlier point
+/// whose state it is, if one.
+type RepeatMemo = Rc<RefCell<HashMap<HistoryKey, Option<usize>>>>;
 
 /// A thread and the hash of its history (`SpinMemo`).
 pub(crate) type HistoryKey = (ThreadIdx, u64);
@@ -125,6 +135,15 @@ impl SpinMemo {
     /// The alone rule's decision at `key` before, else `decide()`'s, kept.
     pub(crate) fn decide_alone(&self, key: HistoryKey, decide: impl FnOnce() -> bool) -> bool {
         *self.1.borrow_mut().entry(key).or_insert_with(decide)
+    }
+
+    /// The repeat rule's decision at `key` before, else `decide()`'s, kept.
+    pub(crate) fn decide_repeat(
+        &self,
+        key: HistoryKey,
+        decide: impl FnOnce() -> Option<usize>,
+    ) -> Option<usize> {
+        *self.3.borrow_mut().entry(key).or_insert_with(decide)
     }
 
     /// Whether the `n`-th `thread_local!` access after `key`'s history

@@ -372,6 +372,12 @@ impl Scheduler for Por {
             self.unsupported = Some(crate::explore::alone_spin(spin));
             return Err(Stop::Redundant);
         }
+        if let Some(spin) = exec.repeated() {
+            // Only a search of every interleaving may end an execution at a
+            // repeated state.
+            self.unsupported = Some(crate::explore::repeated_state(spin));
+            return Err(Stop::Redundant);
+        }
         self.sync(exec.events(), |x| {
             (exec.object_kind(x), exec.object_owner(x))
         });
