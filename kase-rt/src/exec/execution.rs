@@ -144,7 +144,9 @@ impl Execution {
             peek_violation: None,
             arcs: Vec::new(),
             heap: Heap::default(),
-            weak: limits.weak.then(Default::default),
+            weak: limits
+                .weak
+                .then(|| super::weak::WeakMemory::new(limits.psc_memo.clone())),
             weaker_ordering: None,
             waited_on_several: false,
             waited_alone: None,

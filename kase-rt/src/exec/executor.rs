@@ -77,6 +77,7 @@ impl Executor {
                 backtraces: settings.backtraces,
                 peeking: settings.peeking,
                 spin_memo: Default::default(),
+                psc_memo: Default::default(),
                 // Interleavings first; the exploration moves to RC11's
                 // graphs when it must (`explore/pipeline.rs`).
                 weak: false,

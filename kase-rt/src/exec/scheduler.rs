@@ -227,6 +227,8 @@ pub(crate) struct Limits {
     /// Atomics follow Rust's memory model (RC11, `exec/weak`), not
     /// sequential consistency.
     pub weak: bool,
+    /// The `psc` verdicts so far in this exploration (`exec/weak`).
+    pub psc_memo: super::weak::PscMemo,
 }
 
 /// What one execution produced.

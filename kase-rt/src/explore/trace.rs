@@ -39,76 +39,105 @@ pub(crate) fn fingerprint(events: &[Event]) -> u128 {
 /// name among their events, so the fingerprint does not depend on the
 /// interleaving.
 pub(crate) fn graph_fingerprint(events: &[Event], weak: &WeakSummary) -> u128 {
-    let mut position = vec![0u32; events.len()];
-    let mut per_thread = std::collections::HashMap::new();
-    for (i, e) in events.iter().enumerate() {
-        let next = per_thread.entry(e.action.thread).or_insert(0u32);
-        position[i] = *next;
-        *next += 1;
+    // Each event's name: its thread and its position in that thread.
+    let mut counts: Vec<u32> = Vec::new();
+    let name: Vec<(u32, u32)> = events
+        .iter()
+        .map(|e| {
+            let t = e.action.thread.0 as usize;
+            if counts.len() <= t {
+                counts.resize(t + 1, 0);
+            }
+            counts[t] += 1;
+            (t as u32, counts[t] - 1)
+        })
+        .collect();
+    let objects = events
+        .iter()
+        .filter_map(|e| e.action.object)
+        .map(|o| o.0 as usize + 1)
+        .max()
+        .unwrap_or(0);
+    // Per object: its event with the least name, and whether it is ordered
+    // by `mo` and `rf` (atomic) rather than by the order its events ran in.
+    let mut first = vec![usize::MAX; objects];
+    let mut atomic_object = vec![false; objects];
+    let mut rf: Vec<Option<Option<usize>>> = vec![None; events.len()];
+    for &(read, source) in &weak.rf {
+        rf[read] = Some(source);
     }
-    let name = |i: usize| (events[i].action.thread, position[i]);
-    let mut first_event = std::collections::HashMap::new();
-    let mut object_events: std::collections::HashMap<_, Vec<usize>> = Default::default();
+    let mut stores = vec![false; events.len()];
+    for &w in weak.mo.iter().flatten() {
+        stores[w] = true;
+    }
     for (i, e) in events.iter().enumerate() {
         if let Some(object) = e.action.object {
-            let least = first_event.entry(object).or_insert(i);
-            if name(i) < name(*least) {
-                *least = i;
+            let o = object.0 as usize;
+            if first[o] == usize::MAX || name[i] < name[first[o]] {
+                first[o] = i;
             }
-            object_events.entry(object).or_default().push(i);
+            atomic_object[o] |= stores[i] || rf[i].is_some();
         }
     }
-    let rf: std::collections::HashMap<usize, Option<usize>> = weak.rf.iter().copied().collect();
-    let mut items: Vec<Vec<u64>> = Vec::new();
+    // The fingerprint is the sum of its items' hashes: a multiset, so
+    // independent of the order events ran in.
+    let mut total = 0u128;
+    let mut words: Vec<u64> = Vec::with_capacity(16);
     for (i, e) in events.iter().enumerate() {
-        let (thread, at) = name(i);
-        let mut item = vec![0, u64::from(thread.0), u64::from(at), e.action.kind as u64];
+        let (thread, at) = name[i];
+        words.clear();
+        words.extend([0, u64::from(thread), u64::from(at), e.action.kind as u64]);
         if let Some(object) = e.action.object {
-            let (t, p) = name(first_event[&object]);
-            item.extend([u64::from(t.0), u64::from(p)]);
+            let (t, p) = name[first[object.0 as usize]];
+            words.extend([u64::from(t), u64::from(p)]);
         }
-        if let Some(read) = rf.get(&i) {
-            match read {
-                Some(w) => {
-                    let (t, p) = name(*w);
-                    item.extend([1, u64::from(t.0), u64::from(p)]);
-                }
-                None => item.push(2),
+        match rf[i] {
+            Some(Some(w)) => {
+                let (t, p) = name[w];
+                words.extend([1, u64::from(t), u64::from(p)]);
+            }
+            Some(None) => words.push(2),
+            None => {}
+        }
+        total = total.wrapping_add(item_hash(&words));
+    }
+    for location in &weak.mo {
+        words.clear();
+        words.push(1);
+        for &w in location {
+            let (t, p) = name[w];
+            words.extend([u64::from(t), u64::from(p)]);
+        }
+        total = total.wrapping_add(item_hash(&words));
+    }
+    // Every other object: its operations in the order they ran.
+    let mut orders: Vec<Vec<u64>> = vec![Vec::new(); objects];
+    for (i, e) in events.iter().enumerate() {
+        if let Some(object) = e.action.object {
+            let o = object.0 as usize;
+            if !atomic_object[o] {
+                let (t, p) = name[i];
+                orders[o].extend([u64::from(t), u64::from(p)]);
             }
         }
-        items.push(item);
     }
-    let atomic: std::collections::HashSet<usize> = weak.mo.iter().flatten().copied().collect();
-    for stores in &weak.mo {
-        let mut item = vec![1];
-        for &w in stores {
-            let (t, p) = name(w);
-            item.extend([u64::from(t.0), u64::from(p)]);
-        }
-        items.push(item);
-    }
-    for (object, list) in &object_events {
-        // Atomic locations are ordered by `mo` alone; every other object
-        // by the order its operations ran in.
-        if list
-            .iter()
-            .any(|i| atomic.contains(i) || rf.contains_key(i))
-        {
+    for (o, order) in orders.iter_mut().enumerate() {
+        if order.is_empty() {
             continue;
         }
-        let (t, p) = name(first_event[object]);
-        let mut item = vec![2, u64::from(t.0), u64::from(p)];
-        for &i in list {
-            let (t, p) = name(i);
-            item.extend([u64::from(t.0), u64::from(p)]);
-        }
-        items.push(item);
+        let (t, p) = name[first[o]];
+        order.splice(0..0, [2, u64::from(t), u64::from(p)]);
+        total = total.wrapping_add(item_hash(order));
     }
-    items.sort_unstable();
+    total
+}
+
+/// A 128-bit hash of one item of a fingerprint.
+fn item_hash(words: &[u64]) -> u128 {
     let mut low = DefaultHasher::new();
     let mut high = DefaultHasher::new();
     0x6b61_7365_u32.hash(&mut high);
-    items.hash(&mut low);
-    items.hash(&mut high);
+    words.hash(&mut low);
+    words.hash(&mut high);
     (u128::from(high.finish()) << 64) | u128::from(low.finish())
 }

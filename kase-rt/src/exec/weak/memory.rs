@@ -112,6 +112,72 @@ pub(crate) struct WeakMemory {
     prepared: Option<Candidate>,
     /// The store each thread read last from each location (store id).
     last_read: std::collections::HashMap<(ThreadIdx, ObjectIdx), usize>,
+    /// A hash of the graph: of every node added, with its place in
+    /// modification order and its edges (the graph is their sequence).
+    graph_key: GraphKey,
+    /// The exploration's `psc` verdicts so far (`PscMemo`).
+    psc_memo: PscMemo,
+}
+
+/// A 128-bit hash of a graph as the sequence of its additions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+struct GraphKey(u64, u64);
+
+impl GraphKey {
+    /// The key of the graph after adding `node` at `mo_index` with `sw`.
+    fn with(self, node: &Node, mo_index: Option<usize>, sw: &[(usize, usize)]) -> GraphKey {
+        let (location, rf, kind) = match node.access {
+            Access::Read { location, rf } => (location, rf, 0),
+            Access::Write { location } => (location, None, 1),
+            Access::Rmw { location, rf } => (location, rf, 2),
+            Access::Fence => (0, None, 3),
+            Access::Other => (0, None, 4),
+        };
+        let option = |x: Option<usize>| x.map_or(u64::MAX, |x| x as u64);
+        let words = [
+            u64::from(node.thread),
+            kind | (u64::from(location) << 8) | ((node.order as u64) << 40),
+            option(rf),
+            option(mo_index),
+            sw.len() as u64,
+        ];
+        let pairs = sw.iter().flat_map(|&(a, b)| [a as u64, b as u64]);
+        let mix = |h: u64, w: u64, k: u64| (h.rotate_left(23) ^ w).wrapping_mul(k);
+        let (mut a, mut b) = (self.0, self.1);
+        for w in words.into_iter().chain(pairs) {
+            a = mix(a, w, 0x9e37_79b9_7f4a_7c15);
+            b = mix(b, w, 0xc2b2_ae3d_27d4_eb4f);
+        }
+        GraphKey(a, b)
+    }
+}
+
+/// Whether adding a node keeps `psc` acyclic, by graph and node
+/// (`GraphKey`), for one exploration: executions replay their prefixes,
+/// and each replayed `SeqCst` access asked the same questions of the same
+/// graphs, each a full `psc` computation. Cleared when it grows past
+/// `MAX_PSC_VERDICTS`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PscMemo(
+    std::rc::Rc<std::cell::RefCell<std::collections::HashMap<GraphKey, bool>>>,
+);
+
+/// Verdicts a `PscMemo` keeps at most (about 40 bytes each).
+const MAX_PSC_VERDICTS: usize = 1 << 22;
+
+impl PscMemo {
+    fn decide(&self, key: GraphKey, check: impl FnOnce() -> bool) -> bool {
+        if let Some(&verdict) = self.0.borrow().get(&key) {
+            return verdict;
+        }
+        let verdict = check();
+        let mut map = self.0.borrow_mut();
+        if map.len() >= MAX_PSC_VERDICTS {
+            map.clear();
+        }
+        map.insert(key, verdict);
+        verdict
+    }
 }
 
 /// Graphs up to this many events are checked for consistency at every event
@@ -124,6 +190,15 @@ fn is_seq_cst(intent: &AtomicIntent) -> bool {
 }
 
 impl WeakMemory {
+    /// The RC11 state of a new execution, sharing the exploration's `psc`
+    /// verdicts.
+    pub(crate) fn new(psc_memo: PscMemo) -> Self {
+        WeakMemory {
+            psc_memo,
+            ..WeakMemory::default()
+        }
+    }
+
     fn located(&self, object: ObjectIdx) -> Option<&Located> {
         self.locations.get(object.0 as usize)?.as_ref()
     }
@@ -353,9 +428,12 @@ impl Execution {
                     return true;
                 }
                 let (node, mo_index) = weak.node_for(t, located, kind, &intent, c);
-                let mut graph = weak.graph.clone();
-                WeakMemory::add(&mut graph, node, mo_index, sw.clone());
-                consistency::seq_cst_consistent(&graph)
+                let key = weak.graph_key.with(&node, mo_index, &sw);
+                weak.psc_memo.decide(key, || {
+                    let mut graph = weak.graph.clone();
+                    WeakMemory::add(&mut graph, node, mo_index, sw.clone());
+                    consistency::seq_cst_consistent(&graph)
+                })
             })
             .collect()
     }
@@ -664,6 +742,7 @@ impl WeakMemory {
         if node.is_sc_fence() && self.first_seq_cst_fence.get(thread) == 0 {
             self.first_seq_cst_fence.set(thread, epoch.max(1));
         }
+        self.graph_key = self.graph_key.with(&node, mo_index, &sw);
         Self::add(&mut self.graph, node, mo_index, sw);
         self.node_facts.push(facts);
         if self.thread_nodes.len() <= thread.index() {
@@ -681,5 +760,59 @@ impl WeakMemory {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(thread: u32, access: Access) -> Node {
+        Node {
+            thread,
+            access,
+            order: Ordering::SeqCst,
+        }
+    }
+
+    #[test]
+    fn a_graph_key_tells_graphs_apart_and_a_verdict_is_computed_once() {
+        let write = node(1, Access::Write { location: 0 });
+        let read = |rf| node(2, Access::Read { location: 0, rf });
+        let base = GraphKey::default().with(&write, Some(0), &[]);
+        assert_eq!(base, GraphKey::default().with(&write, Some(0), &[]));
+        let keys = [
+            base.with(&read(Some(0)), None, &[]),
+            base.with(&read(None), None, &[]),
+            base.with(&read(Some(0)), None, &[(0, 1)]),
+            base.with(
+                &node(
+                    3,
+                    Access::Read {
+                        location: 0,
+                        rf: Some(0),
+                    },
+                ),
+                None,
+                &[],
+            ),
+            base.with(&node(2, Access::Write { location: 0 }), Some(0), &[]),
+            base.with(&node(2, Access::Write { location: 0 }), Some(1), &[]),
+        ];
+        for (i, a) in keys.iter().enumerate() {
+            for b in &keys[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        let memo = PscMemo::default();
+        let mut checks = 0;
+        for _ in 0..3 {
+            assert!(!memo.decide(keys[0], || {
+                checks += 1;
+                false
+            }));
+        }
+        assert_eq!(checks, 1);
+        assert!(memo.decide(keys[1], || true));
     }
 }

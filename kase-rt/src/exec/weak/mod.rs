@@ -18,4 +18,4 @@ pub(crate) mod memory;
 #[cfg(test)]
 mod oracle;
 
-pub(crate) use memory::{AtomicIntent, WeakMemory, WeakSummary};
+pub(crate) use memory::{AtomicIntent, PscMemo, WeakMemory, WeakSummary};
