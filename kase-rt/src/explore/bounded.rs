@@ -31,8 +31,6 @@
 //! object's dependence, so every yield is then ordered with every step
 //! (`Yields`; POR-DESIGN.md has the argument).
 
-use std::collections::HashMap;
-
 use crate::exec::clock::VectorClock;
 use crate::exec::dependence::Access;
 use crate::exec::{
@@ -113,6 +111,34 @@ struct Touched {
     atomic_loads: VectorClock,
 }
 
+/// Values by object index, which is dense within an execution (a vector,
+/// not a hashed map: looked up at every step).
+struct ByObject<T>(Vec<Option<T>>);
+
+impl<T> Default for ByObject<T> {
+    fn default() -> Self {
+        ByObject(Vec::new())
+    }
+}
+
+impl<T: Default> ByObject<T> {
+    fn entry(&mut self, object: ObjectIdx) -> &mut T {
+        let i = object.0 as usize;
+        if self.0.len() <= i {
+            self.0.resize_with(i + 1, || None);
+        }
+        self.0[i].get_or_insert_with(T::default)
+    }
+
+    fn get(&self, object: ObjectIdx) -> Option<&T> {
+        self.0.get(object.0 as usize)?.as_ref()
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 /// The bounded reduction.
 pub(crate) struct BoundedDpor {
     bound: usize,
@@ -134,11 +160,11 @@ pub(crate) struct BoundedDpor {
     steps: Vec<Step>,
     /// Per object, the steps whose operation touched it, in order, with
     /// how; filled as their events appear.
-    accesses: HashMap<ObjectIdx, Vec<(usize, Access)>>,
+    accesses: ByObject<Vec<(usize, Access)>>,
     /// Steps whose event is in `accesses` already.
     registered: usize,
     /// Per object, how steps touched it.
-    touched: HashMap<ObjectIdx, Touched>,
+    touched: ByObject<Touched>,
     /// Per thread, the clock of its last step (or of its spawner when it
     /// was spawned).
     thread_clocks: Vec<VectorClock>,
@@ -182,9 +208,9 @@ impl BoundedDpor {
             unsupported: None,
             alone_spin_unordered: false,
             steps: Vec::new(),
-            accesses: HashMap::new(),
+            accesses: ByObject::default(),
             registered: 0,
-            touched: HashMap::new(),
+            touched: ByObject::default(),
             thread_clocks: Vec::new(),
             scanned: 0,
             analysed: None,
@@ -227,13 +253,10 @@ impl BoundedDpor {
                     });
                 }
                 if let Some(object) = event.action.object {
-                    let touched = self.touched.entry(object).or_default();
+                    let touched = self.touched.entry(object);
                     touch(touched, event.action.kind, self.weak, &mut clock);
                     let access = event.action.kind.props().access;
-                    self.accesses
-                        .entry(object)
-                        .or_default()
-                        .push((step, access));
+                    self.accesses.entry(object).push((step, access));
                 }
                 if let Some(order) = &mut self.yields {
                     order.all_clock.join(&clock);
@@ -287,7 +310,7 @@ impl BoundedDpor {
             } else {
                 action.kind.props().access
             };
-            let Some(list) = self.accesses.get(&object) else {
+            let Some(list) = self.accesses.get(object) else {
                 continue;
             };
             let mut race = None;
