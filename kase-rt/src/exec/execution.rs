@@ -670,6 +670,10 @@ impl Execution {
     /// Under sequential consistency: the current atomic access's location
     /// held `before` and holds `after` (the repeat rule compares values).
     pub(crate) fn note_atomic_bits(&mut self, before: u64, after: u64) {
+        // Unwinding threads' operations are not events.
+        if self.teardown {
+            return;
+        }
         if let Some(last) = self.atomic_bits.last_mut() {
             *last = (before, after);
         }
