@@ -250,3 +250,59 @@ fn a_toggling_poller_and_a_reader_that_keep_each_other_going() {
     );
     assert!(report.sleep_set_blocked() > 0, "{report}");
 }
+
+/// Two pollers toggle their own bit of one word (`fetch_xor` and back)
+/// until main sets bit 1; each reports the whole word it saw when it got
+/// through, so the other's bit shows whether it was mid-toggle. Each one's
+/// writes wake the other: only the repeat rule ends their rounds.
+fn two_togglers(loops: Loops) -> Option<String> {
+    let word = Arc::new(AtomicUsize::new(0));
+    let pollers: Vec<_> = [2, 4]
+        .into_iter()
+        .map(|bit| {
+            let w = word.clone();
+            thread::spawn(move || {
+                let mut seen = 0;
+                let through = loops.run(|| {
+                    seen = w.fetch_xor(bit, SeqCst);
+                    w.fetch_xor(bit, SeqCst);
+                    seen & 1 == 1
+                });
+                through.then_some(seen)
+            })
+        })
+        .collect();
+    word.fetch_or(1, SeqCst);
+    let seen: Option<Vec<usize>> = pollers.into_iter().map(|h| h.join().unwrap()).collect();
+    seen.map(|s| format!("{s:?}"))
+}
+
+#[test]
+fn two_togglers_that_wake_each_other_lose_no_outcome() {
+    let unrolled = outcomes(Builder::new(), Loops::Unrolled(3), two_togglers);
+    assert!(unrolled.len() > 1, "{unrolled:?}");
+    // `[5, 3]` (each saw the other mid-toggle) takes three preemptions.
+    for bound in 0..=3 {
+        let builder = Builder::new()
+            .strategy(Strategy::Exhaustive)
+            .preemption_bound(bound);
+        let spun = outcomes(builder, Loops::Spin, two_togglers);
+        assert!(
+            spun.is_subset(&unrolled),
+            "bound {bound}: {spun:?} of {unrolled:?}"
+        );
+        if bound == 3 {
+            assert_eq!(spun, unrolled, "bound {bound}");
+        }
+    }
+    let report = Builder::new().preemption_bound(3).explore(|| {
+        two_togglers(Loops::Spin);
+    });
+    assert!(
+        report
+            .warnings()
+            .iter()
+            .any(|w| w.contains("bring the state back to where it was")),
+        "{report}"
+    );
+}
