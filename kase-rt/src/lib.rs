@@ -63,6 +63,7 @@
 mod builder;
 mod exec;
 mod explore;
+mod fast_hash;
 mod report;
 mod settings;
 mod shim;

@@ -189,7 +189,7 @@ fn a_poller_that_writes_and_writes_back() {
 /// A toggling poller (`fetch_xor(2)` and back) and a `fetch_add(0)` reader
 /// wait for main's `fetch_add(1)`: the poller's writes wake the reader and
 /// the reader's steps keep the poller from running alone, so only the
-/// group rule (`exec/spin/group.rs`) ends their rounds. The outcome is what
+/// repeat rule (`exec/spin/repeat.rs`) ends their rounds. The outcome is what
 /// each saw when it got through.
 fn toggler_and_reader(loops: Loops) -> Option<String> {
     let word = Arc::new(AtomicUsize::new(0));
@@ -218,28 +218,37 @@ fn toggler_and_reader(loops: Loops) -> Option<String> {
     Some(format!("{toggler} {reader}"))
 }
 
-#[test]
-fn a_toggling_poller_and_a_reader_that_keep_each_other_going() {
-    // Every interleaving of the spinning model is too many for one test
-    // (rounds end, but paths through a few dozen states are many): under
-    // preemption bounds it reaches only outcomes of the unrolled model, and
-    // all of them from a bound of 2 on.
-    let unrolled = outcomes(Builder::new(), Loops::Unrolled(3), toggler_and_reader);
-    for bound in 0..=2 {
-        for strategy in [Strategy::Por, Strategy::Exhaustive] {
+/// Spinners that keep each other going, against the same model unrolled
+/// `tries` times without yields: every interleaving of the spinning model is
+/// too many for a test (rounds end, but paths through a few dozen states
+/// are many), so it runs under preemption bounds `0..=complete_at` with
+/// each of `strategies`, reaching only outcomes of the unrolled model, and
+/// all of them at `complete_at`. POR hands it over to the bounded oracle,
+/// which ends rounds that brought the state back (`exec/spin/repeat.rs`).
+/// Returns that report.
+fn assert_bounded_spins_lose_nothing(
+    strategies: &[Strategy],
+    model: fn(Loops) -> Option<String>,
+    tries: usize,
+    complete_at: usize,
+) -> kase::Report {
+    let unrolled = outcomes(Builder::new(), Loops::Unrolled(tries), model);
+    assert!(unrolled.len() > 1, "{unrolled:?}");
+    for bound in 0..=complete_at {
+        for &strategy in strategies {
             let builder = Builder::new().strategy(strategy).preemption_bound(bound);
-            let spun = outcomes(builder, Loops::Spin, toggler_and_reader);
-            eprintln!("bound {bound} {strategy:?}: {spun:?} of {unrolled:?}");
-            assert!(spun.is_subset(&unrolled), "bound {bound}, {strategy:?}");
-            if bound == 2 {
+            let spun = outcomes(builder, Loops::Spin, model);
+            assert!(
+                spun.is_subset(&unrolled),
+                "bound {bound}, {strategy:?}: {spun:?} of {unrolled:?}"
+            );
+            if bound == complete_at {
                 assert_eq!(spun, unrolled, "bound {bound}, {strategy:?}");
             }
         }
     }
-    // The reduction handed the model to the bounded oracle, which ended
-    // rounds that brought the state back.
-    let report = Builder::new().preemption_bound(2).explore(|| {
-        toggler_and_reader(Loops::Spin);
+    let report = Builder::new().preemption_bound(complete_at).explore(|| {
+        model(Loops::Spin);
     });
     assert!(
         report
@@ -247,6 +256,17 @@ fn a_toggling_poller_and_a_reader_that_keep_each_other_going() {
             .iter()
             .any(|w| w.contains("bring the state back to where it was")),
         "{report}"
+    );
+    report
+}
+
+#[test]
+fn a_toggling_poller_and_a_reader_that_keep_each_other_going() {
+    let report = assert_bounded_spins_lose_nothing(
+        &[Strategy::Por, Strategy::Exhaustive],
+        toggler_and_reader,
+        3,
+        2,
     );
     assert!(report.sleep_set_blocked() > 0, "{report}");
 }
@@ -279,30 +299,6 @@ fn two_togglers(loops: Loops) -> Option<String> {
 
 #[test]
 fn two_togglers_that_wake_each_other_lose_no_outcome() {
-    let unrolled = outcomes(Builder::new(), Loops::Unrolled(3), two_togglers);
-    assert!(unrolled.len() > 1, "{unrolled:?}");
     // `[5, 3]` (each saw the other mid-toggle) takes three preemptions.
-    for bound in 0..=3 {
-        let builder = Builder::new()
-            .strategy(Strategy::Exhaustive)
-            .preemption_bound(bound);
-        let spun = outcomes(builder, Loops::Spin, two_togglers);
-        assert!(
-            spun.is_subset(&unrolled),
-            "bound {bound}: {spun:?} of {unrolled:?}"
-        );
-        if bound == 3 {
-            assert_eq!(spun, unrolled, "bound {bound}");
-        }
-    }
-    let report = Builder::new().preemption_bound(3).explore(|| {
-        two_togglers(Loops::Spin);
-    });
-    assert!(
-        report
-            .warnings()
-            .iter()
-            .any(|w| w.contains("bring the state back to where it was")),
-        "{report}"
-    );
+    assert_bounded_spins_lose_nothing(&[Strategy::Exhaustive], two_togglers, 3, 3);
 }

@@ -37,6 +37,50 @@ impl fmt::Display for ThreadIdx {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectIdx(pub u32);
 
+/// Values by object, in a vector: object indices are dense within an
+/// execution, and these maps are looked up at every step.
+#[derive(Clone, Debug)]
+pub(crate) struct ByObject<T>(Vec<Option<T>>);
+
+impl<T> Default for ByObject<T> {
+    fn default() -> Self {
+        ByObject(Vec::new())
+    }
+}
+
+impl<T> ByObject<T> {
+    /// The value of `object`, if it has one.
+    pub(crate) fn get(&self, object: ObjectIdx) -> Option<&T> {
+        self.0.get(object.0 as usize)?.as_ref()
+    }
+
+    /// The value of `object`, made with `T::default()` if it had none.
+    pub(crate) fn entry(&mut self, object: ObjectIdx) -> &mut T
+    where
+        T: Default,
+    {
+        let i = object.0 as usize;
+        if self.0.len() <= i {
+            self.0.resize_with(i + 1, || None);
+        }
+        self.0[i].get_or_insert_with(T::default)
+    }
+
+    /// Sets the value of `object`, returning the one it had.
+    pub(crate) fn insert(&mut self, object: ObjectIdx, value: T) -> Option<T> {
+        let i = object.0 as usize;
+        if self.0.len() <= i {
+            self.0.resize_with(i + 1, || None);
+        }
+        self.0[i].replace(value)
+    }
+
+    /// Forgets every value.
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 /// What kind of object an [`ObjectIdx`] names; used for reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ObjectKind {

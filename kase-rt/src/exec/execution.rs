@@ -621,17 +621,21 @@ impl Execution {
     /// The repeat rule (`exec/spin/repeat.rs`) at the scheduling point
     /// before the current thread's operation at `location`.
     fn check_repeat(&mut self, location: &'static Location<'static>) {
-        let events = self.events.len();
-        let mut now = std::mem::take(&mut self.standings_buf);
-        now.clear();
-        now.extend(self.threads.iter().flatten().map(|t| t.standing));
+        // Nothing is kept before the execution's first yield.
+        if !self.repeats.started() {
+            return;
+        }
+        self.standings_buf.clear();
+        self.standings_buf
+            .extend(self.threads.iter().flatten().map(|t| t.standing));
+        let (events, atomic_bits) = (&self.events, &self.atomic_bits);
         let step = |i: usize| {
-            let event = &self.events[i];
+            let event = &events[i];
             let action = event.action;
             let access = match (action.kind, action.object) {
                 (OpKind::Fence | OpKind::Yield, _) | (_, None) => None,
                 (_, Some(object)) => {
-                    let (before, after) = self.atomic_bits[i];
+                    let (before, after) = atomic_bits[i];
                     Some((object, before, after))
                 }
             };
@@ -641,10 +645,9 @@ impl Execution {
                 access,
             }
         };
-        let mut repeats = std::mem::take(&mut self.repeats);
-        let found = repeats.at_point(events, self.current, &now, step);
-        self.repeats = repeats;
-        self.standings_buf = now;
+        let found = self
+            .repeats
+            .at_point(events.len(), self.current, &self.standings_buf, step);
         if found.is_empty() {
             return;
         }

@@ -33,6 +33,7 @@ pub(crate) mod weak;
 use std::cell::RefCell;
 use std::panic::Location;
 
+pub(crate) use action::ByObject;
 pub use action::{Action, ObjectIdx, ObjectKind, OpKind, ThreadIdx};
 pub(crate) use arcs::Alive;
 pub use call::Call;

@@ -34,7 +34,7 @@
 use crate::exec::clock::VectorClock;
 use crate::exec::dependence::Access;
 use crate::exec::{
-    Action, ChoicePoint, Event, ObjectIdx, OpKind, Outcome, Scheduler, Stop, ThreadIdx, WeakPoint,
+    Action, ByObject, ChoicePoint, Event, OpKind, Outcome, Scheduler, Stop, ThreadIdx, WeakPoint,
 };
 
 use super::replay::last_thread;
@@ -109,34 +109,6 @@ struct Touched {
     atomic_reads: VectorClock,
     atomic_writes: VectorClock,
     atomic_loads: VectorClock,
-}
-
-/// Values by object index, which is dense within an execution (a vector,
-/// not a hashed map: looked up at every step).
-struct ByObject<T>(Vec<Option<T>>);
-
-impl<T> Default for ByObject<T> {
-    fn default() -> Self {
-        ByObject(Vec::new())
-    }
-}
-
-impl<T: Default> ByObject<T> {
-    fn entry(&mut self, object: ObjectIdx) -> &mut T {
-        let i = object.0 as usize;
-        if self.0.len() <= i {
-            self.0.resize_with(i + 1, || None);
-        }
-        self.0[i].get_or_insert_with(T::default)
-    }
-
-    fn get(&self, object: ObjectIdx) -> Option<&T> {
-        self.0.get(object.0 as usize)?.as_ref()
-    }
-
-    fn clear(&mut self) {
-        self.0.clear();
-    }
 }
 
 /// The bounded reduction.

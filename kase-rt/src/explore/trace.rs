@@ -116,17 +116,17 @@ pub(crate) fn graph_fingerprint(events: &[Event], weak: &WeakSummary) -> u128 {
         if let Some(object) = e.action.object {
             let o = object.0 as usize;
             if !atomic_object[o] {
+                let order = &mut orders[o];
+                if order.is_empty() {
+                    let (t, p) = name[first[o]];
+                    order.extend([2, u64::from(t), u64::from(p)]);
+                }
                 let (t, p) = name[i];
-                orders[o].extend([u64::from(t), u64::from(p)]);
+                order.extend([u64::from(t), u64::from(p)]);
             }
         }
     }
-    for (o, order) in orders.iter_mut().enumerate() {
-        if order.is_empty() {
-            continue;
-        }
-        let (t, p) = name[first[o]];
-        order.splice(0..0, [2, u64::from(t), u64::from(p)]);
+    for order in orders.iter().filter(|order| !order.is_empty()) {
         total = total.wrapping_add(item_hash(order));
     }
     total

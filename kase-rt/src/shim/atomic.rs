@@ -88,8 +88,8 @@ fn access<R>(
             let latest = e.weak_commit(object, as_kind, order, written);
             (bits.set)(latest);
         } else {
-            // The group rule compares the values locations hold
-            // (`exec/spin/group.rs`).
+            // The repeat rule compares the values locations hold
+            // (`exec/spin/repeat.rs`).
             e.note_atomic_bits(before_bits, (bits.get)());
             e.atomic_hb(object, as_kind, order);
             e.note_ordering(intent.order, "an atomic access", location);

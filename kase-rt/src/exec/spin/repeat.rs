@@ -38,10 +38,9 @@
 //! is a message others may still read after it is overwritten, so equal
 //! values are not an equal state; the rule is off there.
 
-use std::collections::HashMap;
-
-use super::super::action::{ObjectIdx, ThreadIdx};
+use super::super::action::{ByObject, ObjectIdx, ThreadIdx};
 use super::extend_history;
+use crate::fast_hash::Map;
 
 /// States kept at once: an execution that runs longer without an event
 /// that ends its windows starts over (a repetition longer than this is not
@@ -79,17 +78,37 @@ pub(crate) struct Candidate {
     pub same_state: bool,
 }
 
+/// The earlier points of one state: (event count, where the standings
+/// start), the latest last; inline, as a new state comes at most steps.
+#[derive(Clone, Copy, Debug, Default)]
+struct Kept {
+    points: [(usize, usize); MAX_PER_STATE],
+    len: usize,
+}
+
+impl Kept {
+    fn push(&mut self, point: (usize, usize)) {
+        if self.len == MAX_PER_STATE {
+            self.points.rotate_left(1);
+            self.len -= 1;
+        }
+        self.points[self.len] = point;
+        self.len += 1;
+    }
+}
+
 /// The states of one execution since the last event that ends windows.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Repeats {
     /// By a hash of the state without fingerprints: the earlier points, as
-    /// their event count and where their standings start in `standings`.
-    states: HashMap<u64, Vec<(usize, usize)>>,
+    /// their event count and where their standings start in `standings`
+    /// (up to `MAX_PER_STATE`, the latest last).
+    states: Map<u64, Kept>,
     standings: Vec<Standing>,
     kept: usize,
     /// Each atomic location's bits as its last access left them, and a hash
     /// of them all.
-    bits: HashMap<ObjectIdx, u64>,
+    bits: ByObject<u64>,
     values: u64,
     /// Whether tracking started: the first yield of the execution (a
     /// repetition needs a loop, and a loop without a yield is reported as
@@ -122,6 +141,11 @@ impl Repeats {
         self.started = true;
     }
 
+    /// Whether tracking started (`start`): before, no point is kept.
+    pub(crate) fn started(&self) -> bool {
+        self.started
+    }
+
     /// A scheduling point `events` into the execution, after `last` ran,
     /// every thread standing as `now` (in thread order): the earlier points
     /// whose state may be this one (`step(i)`: the `i`-th event of the
@@ -145,7 +169,7 @@ impl Repeats {
         );
         let earlier = self.states.entry(key).or_default();
         let mut found = Vec::new();
-        for &(at, from) in earlier.iter().rev() {
+        for &(at, from) in earlier.points[..earlier.len].iter().rev() {
             let then = &self.standings[from..from + now.len()];
             let same_events = then.iter().zip(now).all(|(a, b)| {
                 a.since == b.since && (a.fingerprint == u64::MAX) == (b.fingerprint == u64::MAX)
@@ -156,9 +180,6 @@ impl Repeats {
                     same_state: then == now,
                 });
             }
-        }
-        if earlier.len() == MAX_PER_STATE {
-            earlier.remove(0);
         }
         earlier.push((events, self.standings.len()));
         self.standings.extend_from_slice(now);

@@ -158,9 +158,7 @@ impl GraphKey {
 /// graphs, each a full `psc` computation. Cleared when it grows past
 /// `MAX_PSC_VERDICTS`.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct PscMemo(
-    std::rc::Rc<std::cell::RefCell<std::collections::HashMap<GraphKey, bool>>>,
-);
+pub(crate) struct PscMemo(std::rc::Rc<std::cell::RefCell<crate::fast_hash::Map<GraphKey, bool>>>);
 
 /// Verdicts a `PscMemo` keeps at most (about 40 bytes each).
 const MAX_PSC_VERDICTS: usize = 1 << 22;

@@ -1,7 +1,7 @@
 //! Alternatives through a comb ([QPOR, §5, Def. 6]: *Quasi-Optimal Partial
 //! Order Reduction*, Nguyen, Rodríguez, Sousa, Coti and Petrucci, CAV 2018).
 
-use super::fast_hash::{Map, Set};
+use crate::fast_hash::{Map, Set};
 
 use super::unfolding::EventId;
 use super::{Alternatives, Por};

@@ -2,7 +2,7 @@
 //! configuration, found by re-placing each thread's action earlier on its
 //! object (the generalised `cexp` of `POR-DESIGN.md`).
 
-use super::fast_hash::Map;
+use crate::fast_hash::Map;
 
 use crate::exec::{Action, ObjectKind, OpKind, ThreadIdx};
 

@@ -51,12 +51,12 @@
 //! `comb.rs` (`Alt`), `prune.rs` (line 13), `names.rs` (object names across
 //! executions), `peek.rs` (critical-section peeking: rule R, units),
 //! `state.rs` (the explorer's state by lifetime), `bench.rs` (hooks for
-//! the engine benchmarks), `fast_hash.rs`, `tests.rs`.
+//! the engine benchmarks), `tests.rs`; its maps hash with
+//! `crate::fast_hash`.
 
 pub(crate) mod bench;
 mod comb;
 mod extensions;
-mod fast_hash;
 mod names;
 mod peek;
 mod prune;
@@ -65,7 +65,7 @@ mod state;
 mod tests;
 mod unfolding;
 
-use self::fast_hash::Map;
+use crate::fast_hash::Map;
 
 use crate::exec::{
     self, ChoicePoint, Execution, Fault, ObjectIdx, ObjectKind, OpKind, Outcome, Scheduler, Stop,

@@ -3,7 +3,7 @@
 //! (a pure part of a critical section is one step of Algorithm 1), and
 //! which unit a thread would run next.
 
-use super::fast_hash::{Map, Set};
+use crate::fast_hash::{Map, Set};
 
 use crate::exec::dependence::Access;
 use crate::exec::{OpKind, ThreadIdx};

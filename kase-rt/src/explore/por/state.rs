@@ -7,10 +7,10 @@
 
 use std::panic::Location;
 
-use super::fast_hash::{Map, Set};
 use super::names::Name;
 use super::unfolding::{EventId, Frontier};
 use crate::exec::{OpKind, ThreadIdx};
+use crate::fast_hash::{Map, Set};
 
 /// What thread `t` did after event `p` (a function of `p` in a deterministic
 /// model): a different operation or location later is nondeterminism, a

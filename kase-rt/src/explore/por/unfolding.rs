@@ -1,7 +1,7 @@
 //! The prime event structure `U`: events discovered so far, with causality
 //! and conflict. See `POR-DESIGN.md` for the definitions.
 
-use super::fast_hash::{Map, Set};
+use crate::fast_hash::{Map, Set};
 
 use crate::exec::dependence::LastAccesses;
 use crate::exec::error::OrInternal;
@@ -23,7 +23,7 @@ fn key_hash(
     extra: &[EventId],
 ) -> u64 {
     use std::hash::{Hash, Hasher};
-    let mut h = super::fast_hash::FxHasher::default();
+    let mut h = crate::fast_hash::FxHasher::default();
     (thread, pred, obj_preds, extra).hash(&mut h);
     h.finish()
 }

@@ -21,7 +21,7 @@ use super::run::{explore_threads, perform};
 use super::{env, Op, Program, Rng};
 use crate::sync::atomic::AtomicU64;
 use crate::sync::{Arc, Mutex};
-use crate::{Report, Strategy};
+use crate::{FailureKind, Report, Strategy};
 
 /// One step of a generated thread.
 #[derive(Clone, Debug)]
@@ -275,15 +275,34 @@ fn explore(
     )
 }
 
-#[test]
-fn the_revisit_explorer_agrees_with_the_exhaustive_one_on_branching_programs() {
+/// The generated programs the tests run: `KASE_WEAK_BRANCH_PROGRAMS` of
+/// them from `KASE_WEAK_BRANCH_SEED`, each with its seed, their number, and
+/// the executions an exploration may take (`KASE_WEAK_BRANCH_CAP`).
+fn generated() -> (impl Iterator<Item = (u64, Branching)>, u64, u64) {
     let programs = env("KASE_WEAK_BRANCH_PROGRAMS", 100);
     let base = env("KASE_WEAK_BRANCH_SEED", 0xb4a_0020);
     let cap = env("KASE_WEAK_BRANCH_CAP", 2_000);
-    let (mut compared, mut graphs, mut failing, mut spinning) = (0, 0, 0, 0);
-    for k in 0..programs {
+    let each = (0..programs).map(move |k| {
         let seed = base.wrapping_add(k);
-        let program = Branching::generate(&mut Rng::new(seed));
+        (seed, Branching::generate(&mut Rng::new(seed)))
+    });
+    (each, programs, cap)
+}
+
+/// How a report failed, for comparing two explorers. A program with a spin
+/// may fail in two ways (its spin may never end, and its assertion), and
+/// each explorer stops at the first it meets: then only whether it fails.
+fn failure_kind(report: &Report, spins: bool) -> Option<Option<(FailureKind, Option<String>)>> {
+    report
+        .failure()
+        .map(|f| (!spins).then(|| (f.kind(), f.message().map(str::to_owned))))
+}
+
+#[test]
+fn the_revisit_explorer_agrees_with_the_exhaustive_one_on_branching_programs() {
+    let (generated, programs, cap) = generated();
+    let (mut compared, mut graphs, mut failing, mut spinning) = (0, 0, 0, 0);
+    for (seed, program) in generated {
         let (all, every) = explore(&program, Strategy::Exhaustive, cap, None);
         if !every.complete() && every.failure().is_none() {
             continue; // too many interleavings for the oracle
@@ -291,16 +310,12 @@ fn the_revisit_explorer_agrees_with_the_exhaustive_one_on_branching_programs() {
         let (seen, report) = explore(&program, Strategy::Por, cap, None);
         let name = format!("KASE_WEAK_BRANCH_SEED={seed}: {program:?}");
         let spins = program.spins();
-        // The same failure, or none. A program with a spin may fail in two
-        // ways (its spin may never end, and its assertion), and each
-        // explorer stops at the first it meets: then only whether it fails.
-        let kind = |r: &Report| {
-            r.failure().map(|f| {
-                let what = (!spins).then(|| (f.kind(), f.message().map(str::to_owned)));
-                what
-            })
-        };
-        assert_eq!(kind(&report), kind(&every), "{name}\n{report}\n{every}");
+        // The same failure, or none.
+        assert_eq!(
+            failure_kind(&report, spins),
+            failure_kind(&every, spins),
+            "{name}\n{report}\n{every}"
+        );
         if every.failure().is_some() {
             failing += 1;
             continue;
@@ -345,13 +360,9 @@ fn the_revisit_explorer_agrees_with_the_exhaustive_one_on_branching_programs() {
 /// then the same outcomes, in no more executions.
 #[test]
 fn the_bounded_reduction_agrees_with_the_bounded_oracle_on_branching_programs() {
-    let programs = env("KASE_WEAK_BRANCH_PROGRAMS", 100);
-    let base = env("KASE_WEAK_BRANCH_SEED", 0xb4a_0020);
-    let cap = env("KASE_WEAK_BRANCH_CAP", 2_000);
+    let (generated, programs, cap) = generated();
     let mut compared = 0;
-    for k in 0..programs {
-        let seed = base.wrapping_add(k);
-        let program = Branching::generate(&mut Rng::new(seed));
+    for (seed, program) in generated {
         let spins = program.spins();
         for bound in 0..=3 {
             let (all, every) = explore(&program, Strategy::Exhaustive, cap, Some(bound));
@@ -360,13 +371,11 @@ fn the_bounded_reduction_agrees_with_the_bounded_oracle_on_branching_programs() 
             }
             let (seen, report) = explore(&program, Strategy::Por, cap, Some(bound));
             let name = format!("bound {bound}, KASE_WEAK_BRANCH_SEED={seed}: {program:?}");
-            let kind = |r: &Report| {
-                r.failure().map(|f| {
-                    let what = (!spins).then(|| (f.kind(), f.message().map(str::to_owned)));
-                    what
-                })
-            };
-            assert_eq!(kind(&report), kind(&every), "{name}\n{report}\n{every}");
+            assert_eq!(
+                failure_kind(&report, spins),
+                failure_kind(&every, spins),
+                "{name}\n{report}\n{every}"
+            );
             if every.failure().is_some() {
                 continue;
             }
@@ -393,13 +402,9 @@ fn the_bounded_reduction_agrees_with_the_bounded_oracle_on_branching_programs() 
 /// executions where every unrolled spin got through.
 #[test]
 fn spins_reach_what_their_unrolled_loops_reach_under_rc11() {
-    let programs = env("KASE_WEAK_BRANCH_PROGRAMS", 100);
-    let base = env("KASE_WEAK_BRANCH_SEED", 0xb4a_0020);
-    let cap = env("KASE_WEAK_BRANCH_CAP", 2_000);
+    let (generated, programs, cap) = generated();
     let mut compared = 0;
-    for k in 0..programs {
-        let seed = base.wrapping_add(k);
-        let mut program = Branching::generate(&mut Rng::new(seed));
+    for (seed, mut program) in generated {
         let spins = program.spins();
         if !spins {
             continue;

@@ -1,5 +1,6 @@
-//! A fast hasher for the explorer's maps. Their keys are event ids, thread
-//! indices and names that kase itself hands out, never chosen by an
+//! A fast hasher for kase's hot maps (the unfolding's, the RC11 `psc`
+//! verdicts, the repeat rule's states). Their keys are event ids, thread
+//! indices, names and hashes that kase itself hands out, never chosen by an
 //! adversary, so SipHash's protection is not needed and its cost is (a
 //! tenth of an execution's time on small models). The mixing is FxHash's
 //! (rustc's), written out here rather than taken as a dependency.
