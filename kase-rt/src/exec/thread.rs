@@ -1,7 +1,7 @@
 //! Per-execution state of model threads, and the interner that gives every
 //! logical thread the same [`ThreadIdx`] in every execution.
 
-use std::collections::HashMap;
+use crate::fast_hash::Map as HashMap;
 use std::panic::Location;
 
 use super::action::{Action, ObjectIdx, ThreadIdx};
@@ -26,7 +26,7 @@ pub(crate) struct ThreadInterner {
 impl ThreadInterner {
     pub(crate) fn new() -> Self {
         ThreadInterner {
-            by_path: HashMap::new(),
+            by_path: HashMap::default(),
             names: vec![Some("main".to_owned())],
         }
     }

@@ -5,7 +5,7 @@
 //! internal-error report needs.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use crate::fast_hash::Map as HashMap;
 use std::time::Instant;
 
 use crate::exec::error::internal_error;

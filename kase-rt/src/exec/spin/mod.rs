@@ -82,7 +82,7 @@ pub(crate) mod fingerprint;
 pub(crate) mod repeat;
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use crate::fast_hash::Map as HashMap;
 use std::rc::Rc;
 
 use super::action::{ObjectIdx, ThreadIdx};

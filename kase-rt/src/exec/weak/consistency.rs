@@ -121,7 +121,7 @@ impl Relations {
 /// Immediate program order.
 fn po_steps(graph: &Graph) -> Relation {
     let mut po = Relation::empty(graph.events.len());
-    let mut last: std::collections::HashMap<u32, usize> = Default::default();
+    let mut last: crate::fast_hash::Map<u32, usize> = Default::default();
     for (e, node) in graph.events.iter().enumerate() {
         if let Some(previous) = last.insert(node.thread, e) {
             po.add(previous, e);

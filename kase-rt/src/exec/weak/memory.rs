@@ -111,7 +111,7 @@ pub(crate) struct WeakMemory {
     /// The running access's chosen candidate, between read and commit.
     prepared: Option<Candidate>,
     /// The store each thread read last from each location (store id).
-    last_read: std::collections::HashMap<(ThreadIdx, ObjectIdx), usize>,
+    last_read: crate::fast_hash::Map<(ThreadIdx, ObjectIdx), usize>,
     /// A hash of the graph: of every node added, with its place in
     /// modification order and its edges (the graph is their sequence).
     graph_key: GraphKey,
