@@ -4,8 +4,8 @@
 //! scheduler, plus the exploration's deadline and the [`Trail`] an
 //! internal-error report needs.
 
-use std::cell::{Cell, RefCell};
 use crate::fast_hash::Map as HashMap;
+use std::cell::{Cell, RefCell};
 use std::time::Instant;
 
 use crate::exec::error::internal_error;

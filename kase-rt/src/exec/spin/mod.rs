@@ -81,8 +81,8 @@ pub(crate) mod alone;
 pub(crate) mod fingerprint;
 pub(crate) mod repeat;
 
-use std::cell::RefCell;
 use crate::fast_hash::Map as HashMap;
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::action::{ObjectIdx, ThreadIdx};
