@@ -92,15 +92,6 @@ pub(crate) struct Event {
     pub name: Option<Name>,
     /// Previous event of the thread, or the spawn event for a child's first.
     pub pred: Option<EventId>,
-    /// Previous event of the same thread (the thread tree parent).
-    thread_parent: Option<EventId>,
-    /// Position in its thread, from 1.
-    depth: u32,
-    /// A thread-tree ancestor further up (a skew-binary jump pointer,
-    /// [`jump_for`]): ancestor queries take O(log depth) steps, not
-    /// O(depth) (the paper's §5 asks for logarithmic causality; a walk made
-    /// long executions cost quadratically per event).
-    thread_jump: Option<EventId>,
     /// Maximal events on its object in its history (sorted).
     pub obj_preds: Vec<EventId>,
     /// With critical-section peeking, the ends of other pure parts of the
@@ -109,14 +100,6 @@ pub(crate) struct Event {
     /// With peeking, the mutex whose pure part it belongs to (its
     /// `PeekLock`, accesses and end).
     pub pure_of: Option<Name>,
-    /// For a write: the previous write (write tree parent); for a read: the
-    /// write it reads.
-    write: Option<EventId>,
-    /// Writes on the object in the history including itself (for a read:
-    /// those of the write it reads).
-    write_depth: u32,
-    /// For a write: a write-tree ancestor further up (as `thread_jump`).
-    write_jump: Option<EventId>,
     /// For each thread, its maximal event in the history.
     tmax: Vec<Option<EventId>>,
     /// For each object in the history, its frontier, by canonical name
@@ -130,11 +113,38 @@ pub(crate) struct Event {
     pub modified: bool,
 }
 
+/// An event's links up its thread's chain and its object's writes. They
+/// live apart from the events, in one dense array: ancestor queries, the
+/// exploration's commonest (conflict, causality), walk these small records
+/// instead of whole events spread over memory.
+#[derive(Clone, Copy, Debug, Default)]
+struct Links {
+    /// Previous event of the same thread (the thread tree parent).
+    thread_parent: Option<EventId>,
+    /// Position in its thread, from 1.
+    depth: u32,
+    /// A thread-tree ancestor further up (a skew-binary jump pointer,
+    /// [`jump_for`]): ancestor queries take O(log depth) steps, not
+    /// O(depth) (the paper's §5 asks for logarithmic causality; a walk made
+    /// long executions cost quadratically per event).
+    thread_jump: Option<EventId>,
+    /// For a write: the previous write (write tree parent); for a read: the
+    /// write it reads.
+    write: Option<EventId>,
+    /// Writes on the object in the history including itself (for a read:
+    /// those of the write it reads).
+    write_depth: u32,
+    /// For a write: a write-tree ancestor further up (as `thread_jump`).
+    write_jump: Option<EventId>,
+}
+
 /// The events of `U` and the index that identifies them across executions.
 #[derive(Default)]
 pub(crate) struct Unfolding {
     /// Slots of pruned events are `None` and reused.
     events: Vec<Option<Event>>,
+    /// By event id, as `events` (a pruned event's entry is stale).
+    links: Vec<Links>,
     free: Vec<EventId>,
     live: usize,
     by_key: KeyIndex,
@@ -293,7 +303,7 @@ impl Unfolding {
         let same_object = ev
             .name
             .and_then(|n| self.by_name.get(&self.names.find(n)))
-            .and_then(|m| m.get(&ev.write))
+            .and_then(|m| m.get(&self.link(e).write))
             .map_or(&[][..], Vec::as_slice);
         let same_thread = self
             .by_thread
@@ -365,10 +375,10 @@ impl Unfolding {
         let pure_of = self.pure_of_next(thread, kind, name, pred);
         let id = self.free.pop().unwrap_or(self.events.len() as EventId);
         let thread_parent = pred.filter(|&p| self.get(p).thread == thread);
-        let depth = thread_parent.map_or(1, |p| self.get(p).depth + 1);
+        let depth = thread_parent.map_or(1, |p| self.link(p).depth + 1);
         let thread_jump = jump_for(thread_parent, |e| {
-            let ev = self.get(e);
-            (ev.depth, ev.thread_jump)
+            let l = self.link(e);
+            (l.depth, l.thread_jump)
         });
         let mut tmax: Vec<Option<EventId>> = Vec::new();
         let mut frontiers: Vec<(Name, Frontier)> = Vec::new();
@@ -396,7 +406,7 @@ impl Unfolding {
             };
             let f = &mut frontiers[slot].1;
             write = f.write;
-            let base_depth = f.write.map_or(0, |w| self.get(w).write_depth);
+            let base_depth = self.wdepth(f.write);
             if kind.writes() {
                 let base = self.gate_after(canonical, f.write);
                 if base != Gate::Open {
@@ -408,8 +418,8 @@ impl Unfolding {
         }
         let write_jump = if kind.writes() {
             jump_for(write, |e| {
-                let ev = self.get(e);
-                (ev.write_depth, ev.write_jump)
+                let l = self.link(e);
+                (l.write_depth, l.write_jump)
             })
         } else {
             None
@@ -421,24 +431,28 @@ impl Unfolding {
             kind,
             name,
             pred,
-            thread_parent,
-            depth,
-            thread_jump,
             obj_preds,
             extra,
             pure_of,
-            write,
-            write_depth,
-            write_jump,
             tmax,
             frontiers,
             gate,
             modified: false,
         };
+        let links = Links {
+            thread_parent,
+            depth,
+            thread_jump,
+            write,
+            write_depth,
+            write_jump,
+        };
         if id as usize == self.events.len() {
             self.events.push(Some(event));
+            self.links.push(links);
         } else {
             self.events[id as usize] = Some(event);
+            self.links[id as usize] = links;
         }
         self.live += 1;
         self.by_key.insert(hash, id);
@@ -466,7 +480,7 @@ impl Unfolding {
         }
         for (mine, theirs) in tmax.iter_mut().zip(&ev.tmax) {
             *mine = match (*mine, *theirs) {
-                (Some(a), Some(b)) => Some(if self.get(a).depth >= self.get(b).depth {
+                (Some(a), Some(b)) => Some(if self.link(a).depth >= self.link(b).depth {
                     a
                 } else {
                     b
@@ -510,11 +524,17 @@ impl Unfolding {
 
     /// For a read, the write it reads (`None`: the initial value).
     pub(crate) fn reads_from(&self, e: EventId) -> Option<EventId> {
-        self.get(e).write
+        self.link(e).write
     }
 
     fn wdepth(&self, w: Option<EventId>) -> u32 {
-        w.map_or(0, |w| self.get(w).write_depth)
+        w.map_or(0, |w| self.link(w).write_depth)
+    }
+
+    /// The chain links of live event `e`.
+    fn link(&self, e: EventId) -> &Links {
+        debug_assert!(self.events[e as usize].is_some(), "a pruned event was used");
+        &self.links[e as usize]
     }
 
     /// The frontier of object `name` in `[e]`, if `[e]` touches it.
@@ -539,12 +559,12 @@ impl Unfolding {
 
     /// Whether `a` is `x` or an earlier event of the same thread below `x`.
     fn thread_ancestor(&self, a: EventId, mut x: EventId) -> bool {
-        let da = self.get(a).depth;
-        while self.get(x).depth > da {
-            let ev = self.get(x);
-            let up = match ev.thread_jump {
-                Some(j) if self.get(j).depth >= da => Some(j),
-                _ => ev.thread_parent,
+        let da = self.link(a).depth;
+        while self.link(x).depth > da {
+            let l = self.link(x);
+            let up = match l.thread_jump {
+                Some(j) if self.link(j).depth >= da => Some(j),
+                _ => l.thread_parent,
             };
             match up {
                 Some(p) => x = p,
@@ -565,13 +585,13 @@ impl Unfolding {
     /// The ancestor of write `w` at write depth `depth` (`None`: the root).
     fn write_ancestor(&self, mut w: Option<EventId>, depth: u32) -> Option<EventId> {
         while let Some(x) = w {
-            let ev = self.get(x);
-            if ev.write_depth <= depth {
+            let l = self.link(x);
+            if l.write_depth <= depth {
                 break;
             }
-            w = match ev.write_jump {
-                Some(j) if self.get(j).write_depth >= depth => Some(j),
-                _ => ev.write,
+            w = match l.write_jump {
+                Some(j) if self.link(j).write_depth >= depth => Some(j),
+                _ => l.write,
             };
         }
         w
@@ -682,7 +702,7 @@ impl Unfolding {
 
     /// The thread tree parent of `e` (its previous event in its thread).
     pub(crate) fn thread_parent(&self, e: EventId) -> Option<EventId> {
-        self.get(e).thread_parent
+        self.link(e).thread_parent
     }
 }
 
