@@ -66,16 +66,20 @@ impl Por {
         found
     }
 
-    /// The maximal events of the first `config_len` events of `C`: each
-    /// thread's last one (an event conflicts with that prefix iff it
-    /// conflicts with one of them).
-    pub(super) fn maximal(&self, config_len: usize) -> Vec<EventId> {
+    /// The maximal events of the first `config_len` events of `C` that are
+    /// not among its first `since`: each thread's last one, if it came
+    /// after those. An event that does not conflict with the shorter
+    /// prefix conflicts with the longer one iff it conflicts with one of
+    /// these (conflict is inherited upwards, and a thread's events before
+    /// its last in the shorter prefix lie below its maximal one there).
+    pub(super) fn maximal_since(&self, config_len: usize, since: usize) -> Vec<EventId> {
         self.run
             .positions
             .iter()
             .filter_map(|events| {
                 let n = events.partition_point(|&(pos, _)| pos < config_len);
-                n.checked_sub(1).map(|i| events[i].1)
+                let (pos, event) = events[n.checked_sub(1)?];
+                (pos >= since).then_some(event)
             })
             .collect()
     }
@@ -150,13 +154,10 @@ impl Por {
         if cache.generation != self.u.generation() || cache.maximal.is_none() {
             cache.entries.clear();
             cache.generation = self.u.generation();
-            // The source's list already avoids a configuration this size.
-            let same = source.is_some_and(|s| self.tree.nodes[s].config_len == node.config_len);
-            cache.maximal = Some(if same {
-                Vec::new()
-            } else {
-                self.maximal(node.config_len)
-            });
+            // The source's list already avoids the source's configuration,
+            // a prefix of this one: only events after it can conflict.
+            let since = source.map_or(0, |s| self.tree.nodes[s].config_len);
+            cache.maximal = Some(self.maximal_since(node.config_len, since));
             cache.d_applied = node.added.len();
         }
         if cache.d_applied < node.added.len() {
@@ -256,7 +257,9 @@ struct ConflictEntry {
 pub(super) struct SpikeCache {
     /// The unfolding's generation the entries were built in.
     generation: u64,
-    /// The maximal events of the node's configuration.
+    /// The maximal events of the node's configuration that came after its
+    /// source's configuration (`Por::maximal_since`): what its lists must
+    /// avoid beyond what the source's already do.
     maximal: Option<Vec<EventId>>,
     /// How many of the node's added units the entries were filtered by.
     d_applied: usize,
