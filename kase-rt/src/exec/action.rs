@@ -79,6 +79,12 @@ impl<T> ByObject<T> {
     pub(crate) fn clear(&mut self) {
         self.0.clear();
     }
+
+    /// Applies `reset` to every value, keeping the values (and what they
+    /// allocated) for reuse: for maps where a reset value reads as none.
+    pub(crate) fn reset_each(&mut self, reset: impl FnMut(&mut T)) {
+        self.0.iter_mut().flatten().for_each(reset);
+    }
 }
 
 /// What kind of object an [`ObjectIdx`] names; used for reports.

@@ -272,21 +272,23 @@ fn choose_weak(
     e: &mut Execution,
     next: ThreadIdx,
 ) -> Result<Option<usize>, Stop> {
+    let explore = e.exploring();
     let Some((sources, after)) = e.weak_sources(next) else {
         return Ok(None);
     };
     if sources.is_empty() {
         return Err(Stop::Redundant);
     }
+    let options = sources.len();
     let point = WeakPoint {
         thread: next,
-        options: sources.len(),
-        sources: &sources,
-        after: &after,
-        explore: e.exploring(),
+        options,
+        sources,
+        after,
+        explore,
     };
     let k = scheduler.choose_weak(&point)?;
     e.set_weak_choice(k);
     // Only real choices are recorded (and replayed), as for threads.
-    Ok((sources.len() > 1).then_some(k))
+    Ok((options > 1).then_some(k))
 }

@@ -606,7 +606,8 @@ impl Explorer for BoundedDpor {
         self.depth = 0;
         self.preemptions = 0;
         self.steps.clear();
-        self.accesses.clear();
+        // An empty list reads as no access; the lists' space is reused.
+        self.accesses.reset_each(Vec::clear);
         self.registered = 0;
         self.touched.clear();
         self.thread_clocks.clear();

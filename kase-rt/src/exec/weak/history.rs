@@ -160,30 +160,28 @@ impl LocationHistory {
     /// those no read-modify-write read yet, except that a compare-exchange
     /// expecting `expected` may still read a taken one whose value differs
     /// (it fails, so it is a plain read).
-    pub(crate) fn readable(&self, floor: usize, rmw: Option<Rmw>) -> Vec<usize> {
-        self.mo[floor..]
-            .iter()
-            .rev()
-            .copied()
-            .filter(|&id| {
-                let store = &self.stores[id];
-                match rmw {
-                    None => true,
-                    Some(Rmw::Always) => !store.taken,
-                    Some(Rmw::IfEquals(expected)) => !store.taken || store.bits != expected,
-                }
-            })
-            .collect()
+    pub(crate) fn readable(
+        &self,
+        floor: usize,
+        rmw: Option<Rmw>,
+    ) -> impl Iterator<Item = usize> + '_ {
+        self.mo[floor..].iter().rev().copied().filter(move |&id| {
+            let store = &self.stores[id];
+            match rmw {
+                None => true,
+                Some(Rmw::Always) => !store.taken,
+                Some(Rmw::IfEquals(expected)) => !store.taken || store.bits != expected,
+            }
+        })
     }
 
     /// The mo positions a store with floor `floor` may take, as "right after
     /// position p", latest first; never between a store and the
     /// read-modify-write that read it.
-    pub(crate) fn placements(&self, floor: usize) -> Vec<usize> {
+    pub(crate) fn placements(&self, floor: usize) -> impl Iterator<Item = usize> + '_ {
         (floor..self.mo.len())
             .rev()
             .filter(|&p| !self.stores[self.mo[p]].taken)
-            .collect()
     }
 
     /// Records a read of store `id` by `thread` at `epoch`.
@@ -257,12 +255,21 @@ mod tests {
         let one = x.insert(0, store(1, A, 1));
         let two = x.insert(1, store(2, A, 2));
         // B has seen nothing: it may read every store, latest first.
-        assert_eq!(x.readable(x.floor(B, &nobody), None), vec![two, one, 0]);
+        assert_eq!(
+            x.readable(x.floor(B, &nobody), None).collect::<Vec<_>>(),
+            vec![two, one, 0]
+        );
         // Once B read `one`, it reads `one` or later only.
         x.read(B, 1, one);
-        assert_eq!(x.readable(x.floor(B, &nobody), None), vec![two, one]);
+        assert_eq!(
+            x.readable(x.floor(B, &nobody), None).collect::<Vec<_>>(),
+            vec![two, one]
+        );
         // A wrote both: it reads its own latest store only.
-        assert_eq!(x.readable(x.floor(A, &nobody), None), vec![two]);
+        assert_eq!(
+            x.readable(x.floor(A, &nobody), None).collect::<Vec<_>>(),
+            vec![two]
+        );
     }
 
     #[test]
@@ -271,9 +278,15 @@ mod tests {
         let one = x.insert(0, store(1, A, 3));
         let mut after_a = VectorClock::new();
         after_a.set(A, 3);
-        assert_eq!(x.readable(x.floor(B, &after_a), None), vec![one]);
+        assert_eq!(
+            x.readable(x.floor(B, &after_a), None).collect::<Vec<_>>(),
+            vec![one]
+        );
         after_a.set(A, 2);
-        assert_eq!(x.readable(x.floor(B, &after_a), None), vec![one, 0]);
+        assert_eq!(
+            x.readable(x.floor(B, &after_a), None).collect::<Vec<_>>(),
+            vec![one, 0]
+        );
     }
 
     #[test]
@@ -283,13 +296,25 @@ mod tests {
         x.take(0);
         let rmw = x.insert(x.position(0), store(1, A, 1));
         assert_eq!(x.mo(), &[0, rmw]);
-        assert_eq!(x.readable(0, Some(Rmw::Always)), vec![rmw]);
+        assert_eq!(
+            x.readable(0, Some(Rmw::Always)).collect::<Vec<_>>(),
+            vec![rmw]
+        );
         // A compare-exchange expecting 0 reads the initial value only to fail
         // — it cannot: 0 equals what it expects. Expecting 5 it may (fails).
-        assert_eq!(x.readable(0, Some(Rmw::IfEquals(0))), vec![rmw]);
-        assert_eq!(x.readable(0, Some(Rmw::IfEquals(5))), vec![rmw, 0]);
+        assert_eq!(
+            x.readable(0, Some(Rmw::IfEquals(0))).collect::<Vec<_>>(),
+            vec![rmw]
+        );
+        assert_eq!(
+            x.readable(0, Some(Rmw::IfEquals(5))).collect::<Vec<_>>(),
+            vec![rmw, 0]
+        );
         // A store may not go between the initial value and the RMW.
-        assert_eq!(x.placements(x.floor(B, &nobody)), vec![1]);
+        assert_eq!(
+            x.placements(x.floor(B, &nobody)).collect::<Vec<_>>(),
+            vec![1]
+        );
     }
 
     #[test]
@@ -297,7 +322,10 @@ mod tests {
         let mut x = LocationHistory::new(0);
         let nobody = VectorClock::new();
         let a = x.insert(0, store(1, A, 1));
-        assert_eq!(x.placements(x.floor(B, &nobody)), vec![1, 0]);
+        assert_eq!(
+            x.placements(x.floor(B, &nobody)).collect::<Vec<_>>(),
+            vec![1, 0]
+        );
         let b = x.insert(0, store(2, B, 1));
         assert_eq!(x.mo(), &[0, b, a]);
         assert_eq!(x.latest_bits(), 1);

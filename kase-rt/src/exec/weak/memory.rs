@@ -107,7 +107,13 @@ pub(crate) struct WeakMemory {
     /// (`weak_sources`), which that access then takes from (nothing runs in
     /// between, so they are still exact; computing them again would redo
     /// the `psc` checks).
-    offered: Option<(ThreadIdx, Vec<Candidate>)>,
+    offered: Option<ThreadIdx>,
+    /// The synchronises-with edges of the node being added, reused.
+    sw_buf: Vec<(usize, usize)>,
+    /// The buffers behind `offered` and the sources and places shown to the
+    /// explorer, reused from access to access (an atomic access allocates
+    /// none of them).
+    offer: Offer,
     /// The running access's chosen candidate, between read and commit.
     prepared: Option<Candidate>,
     /// The store each thread read last from each location (store id).
@@ -117,6 +123,14 @@ pub(crate) struct WeakMemory {
     graph_key: GraphKey,
     /// The exploration's `psc` verdicts so far (`PscMemo`).
     psc_memo: PscMemo,
+}
+
+/// The ways an access can go, as offered to the explorer (`weak_sources`).
+#[derive(Debug, Default)]
+struct Offer {
+    candidates: Vec<Candidate>,
+    sources: Vec<usize>,
+    after: Vec<usize>,
 }
 
 /// A 128-bit hash of a graph as the sequence of its additions.
@@ -206,6 +220,19 @@ impl WeakMemory {
     /// nodes: locks, spawns, joins, and atomics' synchronisation so far.
     fn edges_into(&self, thread: ThreadIdx, clock: &VectorClock, to: usize) -> Vec<(usize, usize)> {
         let mut edges = Vec::new();
+        self.edges_into_buf(thread, clock, to, &mut edges);
+        edges
+    }
+
+    /// `edges_into`, into `edges` (cleared first).
+    fn edges_into_buf(
+        &self,
+        thread: ThreadIdx,
+        clock: &VectorClock,
+        to: usize,
+        edges: &mut Vec<(usize, usize)>,
+    ) {
+        edges.clear();
         for (u, nodes) in self.thread_nodes.iter().enumerate() {
             if u == thread.index() {
                 continue;
@@ -215,7 +242,6 @@ impl WeakMemory {
                 edges.push((node, to));
             }
         }
-        edges
     }
 
     /// The node `candidate` makes, and where its store goes in its
@@ -260,7 +286,7 @@ impl WeakMemory {
 
     /// Adds `node` to `graph` with its store at `mo_index` of its
     /// location's order.
-    fn add(graph: &mut Graph, node: Node, mo_index: Option<usize>, sw: Vec<(usize, usize)>) {
+    fn add(graph: &mut Graph, node: Node, mo_index: Option<usize>, sw: &[(usize, usize)]) {
         let index = graph.events.len();
         if let (Some(at), Access::Write { location } | Access::Rmw { location, .. }) =
             (mo_index, node.access)
@@ -268,7 +294,7 @@ impl WeakMemory {
             graph.mo[location as usize].insert(at, index);
         }
         graph.events.push(node);
-        graph.sw.extend(sw);
+        graph.sw.extend_from_slice(sw);
     }
 }
 
@@ -340,7 +366,8 @@ impl Execution {
 
     /// The consistent ways an access `kind` to `object` by thread `t` can
     /// go, the one a sequentially consistent run takes first.
-    fn candidates(&self, t: ThreadIdx, object: ObjectIdx, kind: OpKind) -> Vec<Candidate> {
+    fn candidates(&self, t: ThreadIdx, object: ObjectIdx, kind: OpKind, out: &mut Vec<Candidate>) {
+        out.clear();
         let weak = self.weak();
         let atomic = matches!(
             self.objects[object.0 as usize].detail,
@@ -351,40 +378,35 @@ impl Execution {
             // A first access has one way to go: the initial value is the
             // only store (and a graph cannot become inconsistent through
             // an event no other one reaches).
-            return vec![match kind {
+            out.push(match kind {
                 OpKind::Store => Candidate::Place(0),
                 _ => Candidate::Read(0),
-            }];
+            });
+            return;
         };
         let history = &located.history;
         let clock = &self.thread(t).hb.clock;
         let floor = history.floor(t, clock);
-        let candidates: Vec<Candidate> = match kind {
-            OpKind::Store => history
-                .placements(floor)
-                .into_iter()
-                .map(Candidate::Place)
-                .collect(),
-            OpKind::Load => history
-                .readable(floor, None)
-                .into_iter()
-                .map(Candidate::Read)
-                .collect(),
-            OpKind::Rmw => history
-                .readable(floor, Some(Rmw::Always))
-                .into_iter()
-                .map(Candidate::Read)
-                .collect(),
+        match kind {
+            OpKind::Store => out.extend(history.placements(floor).map(Candidate::Place)),
+            OpKind::Load => out.extend(history.readable(floor, None).map(Candidate::Read)),
+            OpKind::Rmw => {
+                out.extend(
+                    history
+                        .readable(floor, Some(Rmw::Always))
+                        .map(Candidate::Read),
+                );
+            }
             OpKind::CompareExchange => {
                 let expected = intent.cas.map_or(0, |(_, bits)| bits);
-                history
-                    .readable(floor, Some(Rmw::IfEquals(expected)))
-                    .into_iter()
-                    .map(Candidate::Read)
-                    .collect()
+                let readable = history.readable(floor, Some(Rmw::IfEquals(expected)));
+                out.extend(readable.map(Candidate::Read));
             }
-            _ => return vec![Candidate::Read(0)],
-        };
+            _ => {
+                out.push(Candidate::Read(0));
+                return;
+            }
+        }
         // The new event has no outgoing po, rf, hb or mo edge, so it leaves
         // the relations among the events before it as they were: a `psc`
         // cycle must run through it. Without SeqCst fences `psc` only
@@ -392,7 +414,7 @@ impl Execution {
         // one. Nor is the latest candidate (reading the last store, or
         // going last): it has no outgoing fr or mo edge either.
         if !(is_seq_cst(&intent) || weak.seq_cst_fence) {
-            return candidates;
+            return;
         }
         let latest = |c: Candidate| match c {
             Candidate::Place(p) => p + 1 == history.mo().len(),
@@ -419,21 +441,18 @@ impl Execution {
         };
         let to = weak.graph.events.len();
         let sw = weak.edges_into(t, clock, to);
-        candidates
-            .into_iter()
-            .filter(|&c| {
-                if latest(c) || !from || !towards(c) {
-                    return true;
-                }
-                let (node, mo_index) = weak.node_for(t, located, kind, &intent, c);
-                let key = weak.graph_key.with(&node, mo_index, &sw);
-                weak.psc_memo.decide(key, || {
-                    let mut graph = weak.graph.clone();
-                    WeakMemory::add(&mut graph, node, mo_index, sw.clone());
-                    consistency::seq_cst_consistent(&graph)
-                })
+        out.retain(|&c| {
+            if latest(c) || !from || !towards(c) {
+                return true;
+            }
+            let (node, mo_index) = weak.node_for(t, located, kind, &intent, c);
+            let key = weak.graph_key.with(&node, mo_index, &sw);
+            weak.psc_memo.decide(key, || {
+                let mut graph = weak.graph.clone();
+                WeakMemory::add(&mut graph, node, mo_index, &sw);
+                consistency::seq_cst_consistent(&graph)
             })
-            .collect()
+        });
     }
 
     /// If thread `t`'s pending operation is an atomic access, the
@@ -443,7 +462,7 @@ impl Execution {
     /// leaves the access in modification order (a placement: the store it
     /// goes right after, numbered the same way; a read: its source). Empty:
     /// no way is consistent, the execution cannot go on.
-    pub(crate) fn weak_sources(&mut self, t: ThreadIdx) -> Option<(Vec<usize>, Vec<usize>)> {
+    pub(crate) fn weak_sources(&mut self, t: ThreadIdx) -> Option<(&[usize], &[usize])> {
         let pending = self.thread(t).pending?;
         let object = pending.action.object?;
         let kind = pending.action.kind;
@@ -454,8 +473,9 @@ impl Execution {
         if !atomic || !kind.is_atomic_access() {
             return None;
         }
+        let mut offer = std::mem::take(&mut self.weak_mut().offer);
+        self.candidates(t, object, kind, &mut offer.candidates);
         let weak = self.weak();
-        let candidates = self.candidates(t, object, kind);
         let located = weak.located(object);
         let numbered = |id: usize| match located {
             Some(located) => located
@@ -465,23 +485,26 @@ impl Execution {
                 .map_or(0, |node| weak.node_facts[node].event + 1),
             None => 0,
         };
-        let sources = candidates
-            .iter()
-            .map(|&c| match c {
-                Candidate::Place(_) => usize::MAX,
-                Candidate::Read(id) => numbered(id),
-            })
-            .collect();
-        let after = candidates
-            .iter()
-            .map(|&c| match (c, located) {
-                (Candidate::Place(p), Some(located)) => numbered(located.history.mo()[p]),
-                (Candidate::Place(_), None) => 0,
-                (Candidate::Read(id), _) => numbered(id),
-            })
-            .collect();
-        self.weak_mut().offered = Some((t, candidates));
-        Some((sources, after))
+        let Offer {
+            candidates,
+            sources,
+            after,
+        } = &mut offer;
+        sources.clear();
+        sources.extend(candidates.iter().map(|&c| match c {
+            Candidate::Place(_) => usize::MAX,
+            Candidate::Read(id) => numbered(id),
+        }));
+        after.clear();
+        after.extend(candidates.iter().map(|&c| match (c, located) {
+            (Candidate::Place(p), Some(located)) => numbered(located.history.mo()[p]),
+            (Candidate::Place(_), None) => 0,
+            (Candidate::Read(id), _) => numbered(id),
+        }));
+        let weak = self.weak_mut();
+        weak.offer = offer;
+        weak.offered = Some(t);
+        Some((&weak.offer.sources, &weak.offer.after))
     }
 
     /// The explorer chose option `k` of the next access.
@@ -514,14 +537,17 @@ impl Execution {
             });
         }
         let t = self.current;
-        let candidates = match self.weak_mut().offered.take() {
-            Some((offered_to, candidates)) if offered_to == t => candidates,
+        if self.weak_mut().offered.take() != Some(t) {
             // An access without a choice point (a thread unwinding).
-            _ => self.candidates(t, object, kind),
-        };
+            let mut offer = std::mem::take(&mut self.weak_mut().offer);
+            self.candidates(t, object, kind, &mut offer.candidates);
+            self.weak_mut().offer = offer;
+        }
         let weak = self.weak_mut();
         let k = weak.choice.take().unwrap_or(0);
-        let candidate = *candidates
+        let candidate = *weak
+            .offer
+            .candidates
             .get(k)
             .or_internal("the explorer chose an access option that does not exist");
         weak.prepared = Some(candidate);
@@ -560,7 +586,8 @@ impl Execution {
             .take()
             .or_internal("an access without its read");
         let node_index = weak.graph.events.len();
-        let sw = weak.edges_into(t, &before, node_index);
+        let mut sw = std::mem::take(&mut weak.sw_buf);
+        weak.edges_into_buf(t, &before, node_index, &mut sw);
         let located = weak.locations[object.0 as usize]
             .as_mut()
             .or_internal("an unknown location");
@@ -637,8 +664,9 @@ impl Execution {
                 order,
             },
             mo_index,
-            sw,
+            &sw,
         );
+        weak.sw_buf = sw;
         latest
     }
 
@@ -681,7 +709,7 @@ impl Execution {
         if order == Ordering::SeqCst {
             weak.seq_cst_fences_clock.join(&before);
         }
-        weak.push(t, before.get(t), facts, node, None, sw);
+        weak.push(t, before.get(t), facts, node, None, &sw);
     }
 
     /// `object` was reached through `&mut` (`get_mut`, `into_inner`): every
@@ -732,7 +760,7 @@ impl WeakMemory {
         facts: NodeFacts,
         node: Node,
         mo_index: Option<usize>,
-        sw: Vec<(usize, usize)>,
+        sw: &[(usize, usize)],
     ) {
         let index = self.graph.events.len();
         self.seq_cst_fence |= node.is_sc_fence();
@@ -740,7 +768,7 @@ impl WeakMemory {
         if node.is_sc_fence() && self.first_seq_cst_fence.get(thread) == 0 {
             self.first_seq_cst_fence.set(thread, epoch.max(1));
         }
-        self.graph_key = self.graph_key.with(&node, mo_index, &sw);
+        self.graph_key = self.graph_key.with(&node, mo_index, sw);
         Self::add(&mut self.graph, node, mo_index, sw);
         self.node_facts.push(facts);
         if self.thread_nodes.len() <= thread.index() {
