@@ -642,7 +642,12 @@ fn section(command: &str, md: &str, suites: &[&Suite]) -> String {
          test failed or did not finish under either tool; \
          *notes* give the first line of its first panic message. The loom verdict names the \
          loom version cargo resolved for the unchanged copy (oneshot and event-listener ship a \
-         `Cargo.lock`; sharded-slab 0.1.7 asks for loom 0.5).\n\nSettings from:\n\n\
+         `Cargo.lock`; sharded-slab 0.1.7 asks for loom 0.5). Where kase runs more \
+         executions than loom under Rust's memory model, it is mostly behaviours loom does \
+         not explore: after a yield loom never re-reads a store seen before it, and a failed \
+         `compare_exchange` reads only the newest store there (docs/guide/memory-model.md, \
+         \"Limits\", has the counts with both emulated, and \
+         `kase-bench/tests/yield_heuristic.rs` a bug the first hides).\n\nSettings from:\n\n\
          {sources}\n{md}",
         rustc = rustc_version(),
         commit = commit(),
