@@ -224,7 +224,9 @@ pub use std::thread_local;
 pub mod __private {
     use crate::{FailureKind, Report};
 
-    pub use kase_rt::__private::{PassThrough, TrackArc, Wrap};
+    pub use kase_rt::__private::{
+        ArcCounts, ArcWeakCount, PassThrough, PassThroughCall, TrackArc, Wrap,
+    };
 
     /// What a `#[kase::test]` function may return: `()` or
     /// `Result<(), E: Debug>`.

@@ -455,28 +455,39 @@ fn flatten(tree: &UseTree, prefix: &mut Vec<Ident>, out: &mut Vec<Leaf>) {
 /// The constructors of `Arc` whose allocations kase tracks for leaks.
 const ARC_CONSTRUCTORS: &[&str] = &["new", "new_cyclic"];
 
-/// Whether `call` is `Arc::new(..)` or `Arc::new_cyclic(..)`, with `Arc`
-/// bare (`Arc::<T>::new` too) or behind a path ending in `sync`
+/// The functions of `Arc` whose answers the leak check's `Weak` would
+/// change, answered by kase without it (`shim/arc.rs`).
+const ARC_COUNTS: &[&str] = &["get_mut", "weak_count"];
+
+/// The function `call` calls if it is one of `Arc`'s named `names`, with
+/// `Arc` bare (`Arc::<T>::new` too) or behind a path ending in `sync`
 /// (`std::sync::Arc::new`, already rewritten). Whether that `Arc` is really
 /// std's is decided when the expansion is type-checked (`shim/arc.rs`).
-fn is_arc_constructor(call: &syn::ExprCall) -> bool {
+fn arc_function(call: &syn::ExprCall, names: &[&str]) -> Option<String> {
     let Expr::Path(func) = &*call.func else {
-        return false;
+        return None;
     };
     if func.qself.is_some() {
-        return false;
+        return None;
     }
     let segments: Vec<&syn::PathSegment> = func.path.segments.iter().collect();
-    let [before @ .., arc, ctor] = segments.as_slice() else {
-        return false;
+    let [before @ .., arc, function] = segments.as_slice() else {
+        return None;
     };
-    arc.ident == "Arc"
-        && ARC_CONSTRUCTORS.iter().any(|c| ctor.ident == c)
-        && ctor.arguments.is_none()
+    let is_arc = arc.ident == "Arc"
+        && names.iter().any(|c| function.ident == c)
+        && function.arguments.is_none()
         && match before.last() {
             None => func.path.leading_colon.is_none(),
             Some(module) => module.ident == "sync",
-        }
+        };
+    is_arc.then(|| function.ident.to_string())
+}
+
+/// Whether `call` is `Arc::new(..)` or `Arc::new_cyclic(..)`
+/// ([`arc_function`]).
+fn is_arc_constructor(call: &syn::ExprCall) -> bool {
+    arc_function(call, ARC_CONSTRUCTORS).is_some()
 }
 
 /// The span of the `Arc` in an [`is_arc_constructor`] call.
@@ -511,6 +522,26 @@ impl VisitMut for Rewriter {
                         #[allow(unused_imports)]
                         use #krate::__private::{PassThrough as _, TrackArc as _};
                         (&#krate::__private::Wrap::new(#call)).__kase_track()
+                    }
+                };
+            } else if let (Some(function), [arg]) = (
+                arc_function(call, ARC_COUNTS),
+                call.args.iter().collect::<Vec<_>>().as_slice(),
+            ) {
+                // The leak check's `Weak` is not the program's: std's `Arc`
+                // answers without it (`shim/arc.rs`); any other type named
+                // `Arc` gets the call as written.
+                let krate = &self.krate;
+                let span = arc_segment_span(call);
+                let func = &call.func;
+                let method = syn::Ident::new(&format!("__kase_{function}"), span);
+                *expr = syn::parse_quote_spanned! {span=>
+                    {
+                        #[allow(unused_imports)]
+                        use #krate::__private::{
+                            ArcCounts as _, ArcWeakCount as _, PassThroughCall as _,
+                        };
+                        (&#krate::__private::Wrap::new(#arg)).#method(#func)
                     }
                 };
             }

@@ -166,7 +166,9 @@ pub mod hint {
 /// promise).
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::shim::arc::{PassThrough, TrackArc, Wrap};
+    pub use crate::shim::arc::{
+        ArcCounts, ArcWeakCount, PassThrough, PassThroughCall, TrackArc, Wrap,
+    };
     pub use crate::shim::explore::{explore, skip_branch, stop_exploring};
     pub use crate::shim::token::Token;
 }

@@ -141,14 +141,45 @@ mod own {
         pub fn new(v: u32) -> Self {
             Arc(v)
         }
+
+        pub fn get_mut(a: &mut Arc) -> Option<&mut u32> {
+            Some(&mut a.0)
+        }
+
+        pub fn weak_count(_: &Arc) -> usize {
+            42
+        }
     }
 }
 
 #[kase::test]
 fn a_users_own_arc_type_is_left_alone() {
     use own::Arc;
-    let a = Arc::new(5);
-    assert_eq!(a.0, 5);
+    let mut a = Arc::new(5);
+    *Arc::get_mut(&mut a).unwrap() = 6;
+    assert_eq!(a.0, 6);
+    assert_eq!(Arc::weak_count(&a), 42);
+}
+
+/// The leak check holds a `Weak` to each tracked allocation; std's
+/// `get_mut` and `weak_count` answer as if it were not there.
+#[kase::test]
+fn get_mut_and_weak_count_do_not_see_the_leak_check() {
+    let mut a = Arc::new(5);
+    *Arc::get_mut(&mut a).expect("the only reference") = 6;
+    assert_eq!(Arc::weak_count(&a), 0);
+    let w = Arc::downgrade(&a);
+    assert_eq!(Arc::weak_count(&a), 1);
+    assert!(Arc::get_mut(&mut a).is_none(), "a Weak of the program's");
+    drop(w);
+    let b = Arc::clone(&a);
+    assert!(Arc::get_mut(&mut a).is_none(), "shared");
+    drop(b);
+    assert_eq!(std::sync::Arc::get_mut(&mut a).map(|v| *v), Some(6));
+    // Shared with another thread and handed back: unique again.
+    let b = Arc::clone(&a);
+    thread::spawn(move || drop(b)).join().unwrap();
+    assert_eq!(Arc::get_mut(&mut a).map(|v| *v), Some(6));
 }
 
 /// `Arc::new_cyclic` is tracked too; its usual use (a weak self-reference)

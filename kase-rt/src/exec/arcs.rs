@@ -12,6 +12,8 @@ use super::scheduler::Fault;
 /// (implemented in `shim/arc.rs`).
 pub(crate) trait Alive {
     fn alive(&self) -> bool;
+    /// The allocation it watches (its value's address).
+    fn allocation(&self) -> *const ();
 }
 
 /// An `Arc` allocation made in the execution.
@@ -24,6 +26,16 @@ pub(super) struct TrackedArc {
 impl Execution {
     /// Remembers an `Arc` the current thread created (not during teardown:
     /// an execution that is being unwound has already ended).
+    /// How many of this execution's leak probes watch the `Arc` allocation
+    /// of the value at `value`: each holds a `Weak` to it, which std's
+    /// `get_mut` and `weak_count` see (`shim/arc.rs` discounts them).
+    pub(crate) fn arc_probes(&self, value: *const ()) -> usize {
+        self.arcs
+            .iter()
+            .filter(|arc| arc.probe.allocation() == value)
+            .count()
+    }
+
     pub(crate) fn track_arc(
         &mut self,
         probe: Box<dyn Alive>,

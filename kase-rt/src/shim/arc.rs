@@ -70,6 +70,85 @@ impl<T: ?Sized> Alive for Probe<T> {
     fn alive(&self) -> bool {
         self.0.strong_count() > 0
     }
+
+    fn allocation(&self) -> *const () {
+        self.0.as_ptr().cast()
+    }
+}
+
+/// The weak references to `arc`'s allocation that are kase's leak probes.
+fn probes<T: ?Sized>(arc: &Arc<T>) -> usize {
+    if !exec::in_model() {
+        return 0;
+    }
+    let value = Arc::as_ptr(arc).cast::<()>();
+    exec::with(|e| e.arc_probes(value))
+}
+
+/// Chosen for `Arc::get_mut` and `Arc::weak_count` on a `std::sync::Arc`
+/// (the attributes rewrite those calls): std's answers, with kase's leak
+/// probe (a `Weak`) not counted. Not public API.
+#[doc(hidden)]
+pub trait ArcCounts<'a, U: ?Sized> {
+    /// `Arc::get_mut`, the probe aside.
+    fn __kase_get_mut(
+        &self,
+        std: impl FnOnce(&'a mut Arc<U>) -> Option<&'a mut U>,
+    ) -> Option<&'a mut U>;
+}
+
+impl<'a, U: ?Sized> ArcCounts<'a, U> for Wrap<&'a mut Arc<U>> {
+    fn __kase_get_mut(
+        &self,
+        _: impl FnOnce(&'a mut Arc<U>) -> Option<&'a mut U>,
+    ) -> Option<&'a mut U> {
+        let arc = self.take();
+        if Arc::strong_count(arc) != 1 || Arc::weak_count(arc) != probes(arc) {
+            return Arc::get_mut(arc);
+        }
+        let value = Arc::as_ptr(arc).cast_mut();
+        // SAFETY: `arc` is the allocation's only strong reference, borrowed
+        // mutably for 'a, and every weak reference is a leak probe of this
+        // execution, which only reads the counts and never upgrades: nothing
+        // else can reach the value while the returned borrow lives. (This is
+        // std's `get_mut` with the probes discounted; `as_ptr` points into
+        // the allocation as its own does.)
+        Some(unsafe { &mut *value })
+    }
+}
+
+/// Chosen for `Arc::weak_count` on a `std::sync::Arc`. Not public API.
+#[doc(hidden)]
+pub trait ArcWeakCount<U: ?Sized> {
+    /// `Arc::weak_count`, the probe aside.
+    fn __kase_weak_count(&self, std: impl FnOnce(&Arc<U>) -> usize) -> usize;
+}
+
+impl<U: ?Sized> ArcWeakCount<U> for Wrap<&Arc<U>> {
+    fn __kase_weak_count(&self, _: impl FnOnce(&Arc<U>) -> usize) -> usize {
+        let arc = self.take();
+        Arc::weak_count(arc) - probes(arc)
+    }
+}
+
+/// Chosen for any other type than std's `Arc`: calls the function the code
+/// named, on the value as it is. Not public API.
+#[doc(hidden)]
+pub trait PassThroughCall<T> {
+    /// The call `Arc::get_mut(value)` as written.
+    fn __kase_get_mut<R>(&self, call: impl FnOnce(T) -> R) -> R;
+    /// The call `Arc::weak_count(value)` as written.
+    fn __kase_weak_count<R>(&self, call: impl FnOnce(T) -> R) -> R;
+}
+
+impl<T> PassThroughCall<T> for &Wrap<T> {
+    fn __kase_get_mut<R>(&self, call: impl FnOnce(T) -> R) -> R {
+        call(self.take())
+    }
+
+    fn __kase_weak_count<R>(&self, call: impl FnOnce(T) -> R) -> R {
+        call(self.take())
+    }
 }
 
 /// Registers `arc`'s allocation with the execution running on this thread,
