@@ -450,3 +450,91 @@ mod exploration_controls {
         }
     }
 }
+
+/// loom's `Arc`: its methods, `from_std` for a trait object, and a leak
+/// check (a reference cycle outlives the execution).
+mod arc {
+    use super::*;
+
+    trait Shape: Send + Sync {
+        fn sides(&self) -> usize;
+    }
+
+    struct Square;
+
+    impl Shape for Square {
+        fn sides(&self) -> usize {
+            4
+        }
+    }
+
+    #[test]
+    fn loom_methods_work_in_a_model() {
+        loom::model(|| {
+            let shape: Arc<dyn Shape> = Arc::from_std(std::sync::Arc::new(Square));
+            let other = shape.clone();
+            let t = thread::spawn(move || other.sides());
+            assert_eq!(t.join().unwrap(), 4);
+            assert_eq!(Arc::strong_count(&shape), 1);
+
+            let mut n = Arc::new(AtomicUsize::new(1));
+            *Arc::get_mut(&mut n).expect("unique").get_mut() += 1;
+            let raw = Arc::into_raw(n.clone());
+            // SAFETY: `raw` came from `into_raw`; its `Arc` is alive.
+            unsafe { Arc::increment_strong_count(raw) };
+            assert_eq!(Arc::strong_count(&n), 3);
+            // SAFETY: the count was raised above; `from_raw` takes back the
+            // reference `into_raw` gave up.
+            unsafe { Arc::decrement_strong_count(raw) };
+            let back = unsafe { Arc::from_raw(raw) };
+            assert!(Arc::ptr_eq(&n, &back));
+            assert!(Arc::get_mut(&mut n).is_none(), "shared");
+            drop(back);
+            let inner = Arc::try_unwrap(n).expect("unique again");
+            assert_eq!(inner.into_inner(), 2);
+        });
+    }
+
+    #[test]
+    #[should_panic(expected = "not unique")]
+    fn from_std_of_a_shared_arc_panics_as_in_loom() {
+        loom::model(|| {
+            let std = std::sync::Arc::new(1);
+            let _keep = std.clone();
+            let _ = Arc::from_std(std);
+        });
+    }
+
+    /// A node that can point at another.
+    struct Node {
+        next: Mutex<Option<Arc<Node>>>,
+    }
+
+    #[test]
+    fn a_reference_cycle_is_a_leak_naming_where_the_arc_was_made() {
+        let report = kase_rt::Builder::new().explore(|| {
+            let a = Arc::new(Node {
+                next: Mutex::new(None),
+            });
+            let b = Arc::new(Node {
+                next: Mutex::new(Some(a.clone())),
+            });
+            *a.next.lock().unwrap() = Some(b.clone());
+        });
+        let failure = report.failure().expect("the cycle outlives the execution");
+        assert_eq!(failure.kind(), kase_rt::FailureKind::Leak, "{report}");
+        assert!(failure.to_string().contains("loom_api.rs"), "{failure}");
+
+        let fine = kase_rt::Builder::new().explore(|| {
+            let a = Arc::new(Node {
+                next: Mutex::new(None),
+            });
+            let b = Arc::new(Node {
+                next: Mutex::new(Some(a.clone())),
+            });
+            drop(b);
+            assert_eq!(Arc::strong_count(&a), 1);
+        });
+        assert!(fine.failure().is_none(), "{fine}");
+    }
+}
