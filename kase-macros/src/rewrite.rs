@@ -457,7 +457,7 @@ const ARC_CONSTRUCTORS: &[&str] = &["new", "new_cyclic"];
 
 /// The functions of `Arc` whose answers the leak check's `Weak` would
 /// change, answered by kase without it (`shim/arc.rs`).
-const ARC_COUNTS: &[&str] = &["get_mut", "weak_count"];
+const ARC_COUNTS: &[&str] = &["get_mut", "weak_count", "make_mut"];
 
 /// The function `call` calls if it is one of `Arc`'s named `names`, with
 /// `Arc` bare (`Arc::<T>::new` too) or behind a path ending in `sync`
@@ -539,7 +539,8 @@ impl VisitMut for Rewriter {
                     {
                         #[allow(unused_imports)]
                         use #krate::__private::{
-                            ArcCounts as _, ArcWeakCount as _, PassThroughCall as _,
+                            ArcCounts as _, ArcMakeMut as _, ArcWeakCount as _,
+                            PassThroughCall as _,
                         };
                         (&#krate::__private::Wrap::new(#arg)).#method(#func)
                     }

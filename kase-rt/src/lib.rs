@@ -167,7 +167,7 @@ pub mod hint {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::shim::arc::{
-        ArcCounts, ArcWeakCount, PassThrough, PassThroughCall, TrackArc, Wrap,
+        ArcCounts, ArcMakeMut, ArcWeakCount, PassThrough, PassThroughCall, TrackArc, Wrap,
     };
     pub use crate::shim::explore::{explore, skip_branch, stop_exploring};
     pub use crate::shim::token::Token;

@@ -149,6 +149,10 @@ mod own {
         pub fn weak_count(_: &Arc) -> usize {
             42
         }
+
+        pub fn make_mut(a: &mut Arc) -> &mut u32 {
+            &mut a.0
+        }
     }
 }
 
@@ -159,6 +163,8 @@ fn a_users_own_arc_type_is_left_alone() {
     *Arc::get_mut(&mut a).unwrap() = 6;
     assert_eq!(a.0, 6);
     assert_eq!(Arc::weak_count(&a), 42);
+    *Arc::make_mut(&mut a) += 1;
+    assert_eq!(a.0, 7);
 }
 
 /// The leak check holds a `Weak` to each tracked allocation; std's
@@ -180,6 +186,13 @@ fn get_mut_and_weak_count_do_not_see_the_leak_check() {
     let b = Arc::clone(&a);
     thread::spawn(move || drop(b)).join().unwrap();
     assert_eq!(Arc::get_mut(&mut a).map(|v| *v), Some(6));
+    // `make_mut` writes in place when unique, and clones when shared.
+    let before = Arc::as_ptr(&a);
+    *Arc::make_mut(&mut a) = 7;
+    assert_eq!(Arc::as_ptr(&a), before, "in place");
+    let b = Arc::clone(&a);
+    *Arc::make_mut(&mut a) = 8;
+    assert_eq!((*a, *b), (8, 7), "a copy for the writer");
 }
 
 /// `Arc::new_cyclic` is tracked too; its usual use (a weak self-reference)

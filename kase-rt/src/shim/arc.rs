@@ -85,9 +85,9 @@ fn probes<T: ?Sized>(arc: &Arc<T>) -> usize {
     exec::with(|e| e.arc_probes(value))
 }
 
-/// Chosen for `Arc::get_mut` and `Arc::weak_count` on a `std::sync::Arc`
-/// (the attributes rewrite those calls): std's answers, with kase's leak
-/// probe (a `Weak`) not counted. Not public API.
+/// Chosen for `Arc::get_mut` on a `std::sync::Arc` (the attributes rewrite
+/// it, `weak_count` and `make_mut`): std's answers, with kase's leak probe
+/// (a `Weak`) not counted. Not public API.
 #[doc(hidden)]
 pub trait ArcCounts<'a, U: ?Sized> {
     /// `Arc::get_mut`, the probe aside.
@@ -117,6 +117,28 @@ impl<'a, U: ?Sized> ArcCounts<'a, U> for Wrap<&'a mut Arc<U>> {
     }
 }
 
+/// Chosen for `Arc::make_mut` on a `std::sync::Arc`. Not public API.
+#[doc(hidden)]
+pub trait ArcMakeMut<'a, U> {
+    /// `Arc::make_mut`, the probe aside.
+    fn __kase_make_mut(&self, std: impl FnOnce(&'a mut Arc<U>) -> &'a mut U) -> &'a mut U;
+}
+
+impl<'a, U: Clone> ArcMakeMut<'a, U> for Wrap<&'a mut Arc<U>> {
+    fn __kase_make_mut(&self, _: impl FnOnce(&'a mut Arc<U>) -> &'a mut U) -> &'a mut U {
+        let arc = self.take();
+        if Arc::strong_count(arc) == 1 && Arc::weak_count(arc) == probes(arc) {
+            let value = Arc::as_ptr(arc).cast_mut();
+            // SAFETY: as in `__kase_get_mut`: the only strong reference,
+            // borrowed mutably, and no weak one but leak probes, which never
+            // upgrade. std would move the value out from under the probes'
+            // `Weak`s; writing in place is what it does without them.
+            return unsafe { &mut *value };
+        }
+        Arc::make_mut(arc)
+    }
+}
+
 /// Chosen for `Arc::weak_count` on a `std::sync::Arc`. Not public API.
 #[doc(hidden)]
 pub trait ArcWeakCount<U: ?Sized> {
@@ -139,6 +161,8 @@ pub trait PassThroughCall<T> {
     fn __kase_get_mut<R>(&self, call: impl FnOnce(T) -> R) -> R;
     /// The call `Arc::weak_count(value)` as written.
     fn __kase_weak_count<R>(&self, call: impl FnOnce(T) -> R) -> R;
+    /// The call `Arc::make_mut(value)` as written.
+    fn __kase_make_mut<R>(&self, call: impl FnOnce(T) -> R) -> R;
 }
 
 impl<T> PassThroughCall<T> for &Wrap<T> {
@@ -147,6 +171,10 @@ impl<T> PassThroughCall<T> for &Wrap<T> {
     }
 
     fn __kase_weak_count<R>(&self, call: impl FnOnce(T) -> R) -> R {
+        call(self.take())
+    }
+
+    fn __kase_make_mut<R>(&self, call: impl FnOnce(T) -> R) -> R {
         call(self.take())
     }
 }
