@@ -225,7 +225,7 @@ pub mod __private {
     use crate::{FailureKind, Report};
 
     pub use kase_rt::__private::{
-        ArcCounts, ArcMakeMut, ArcWeakCount, PassThrough, PassThroughCall, TrackArc, Wrap,
+        ArcGetMut, ArcMakeMut, ArcWeakCount, PassThrough, PassThroughCall, TrackArc, Wrap,
     };
 
     /// What a `#[kase::test]` function may return: `()` or

@@ -104,20 +104,10 @@ impl<T: ?Sized> Arc<T> {
         unsafe { std::sync::Arc::decrement_strong_count(ptr) }
     }
 
-    /// A mutable reference to the value, if this is its only `Arc`.
+    /// A mutable reference to the value, if this is its only `Arc` (the
+    /// leak check's `Weak` aside).
     pub fn get_mut(this: &mut Self) -> Option<&mut T> {
-        // std's `get_mut` also asks for no `Weak`, and the leak check keeps
-        // one (which never upgrades); this type offers no other.
-        if std::sync::Arc::strong_count(&this.0) != 1 {
-            return None;
-        }
-        let value = std::sync::Arc::as_ptr(&this.0).cast_mut();
-        // SAFETY: this is the allocation's only strong reference, borrowed
-        // mutably, and its only possible weak one is kase's leak probe,
-        // which reads the counts and never upgrades: nothing else can reach
-        // the value while the returned borrow lives. `as_ptr` points into
-        // the allocation, with the provenance std's own `get_mut` uses.
-        Some(unsafe { &mut *value })
+        kase_rt::__private::arc_get_mut(&mut this.0)
     }
 
     /// Whether the two point to the same allocation.

@@ -539,7 +539,7 @@ impl VisitMut for Rewriter {
                     {
                         #[allow(unused_imports)]
                         use #krate::__private::{
-                            ArcCounts as _, ArcMakeMut as _, ArcWeakCount as _,
+                            ArcGetMut as _, ArcMakeMut as _, ArcWeakCount as _,
                             PassThroughCall as _,
                         };
                         (&#krate::__private::Wrap::new(#arg)).#method(#func)

@@ -167,7 +167,8 @@ pub mod hint {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::shim::arc::{
-        ArcCounts, ArcMakeMut, ArcWeakCount, PassThrough, PassThroughCall, TrackArc, Wrap,
+        arc_get_mut, ArcGetMut, ArcMakeMut, ArcWeakCount, PassThrough, PassThroughCall, TrackArc,
+        Wrap,
     };
     pub use crate::shim::explore::{explore, skip_branch, stop_exploring};
     pub use crate::shim::token::Token;

@@ -85,64 +85,80 @@ fn probes<T: ?Sized>(arc: &Arc<T>) -> usize {
     exec::with(|e| e.arc_probes(value))
 }
 
-/// Chosen for `Arc::get_mut` on a `std::sync::Arc` (the attributes rewrite
-/// it, `weak_count` and `make_mut`): std's answers, with kase's leak probe
-/// (a `Weak`) not counted. Not public API.
+/// Whether `arc` is its allocation's only reference, kase's leak probes
+/// aside.
+fn unique<U: ?Sized>(arc: &Arc<U>) -> bool {
+    Arc::strong_count(arc) == 1 && Arc::weak_count(arc) == probes(arc)
+}
+
+/// The value of `arc`, which [`unique`] holds for.
+fn value_of_unique<U: ?Sized>(arc: &mut Arc<U>) -> &mut U {
+    debug_assert!(unique(arc));
+    let value = Arc::as_ptr(arc).cast_mut();
+    // SAFETY: `arc` is the allocation's only strong reference, borrowed
+    // mutably for as long as the result, and every weak reference is a leak
+    // probe of this execution, which only reads the counts and never
+    // upgrades: nothing else can reach the value meanwhile. (This is std's
+    // `get_mut` with the probes discounted; `as_ptr` points into the
+    // allocation as its own does.)
+    unsafe { &mut *value }
+}
+
+/// `Arc::get_mut` with kase's leak probes (each a `Weak`) not counted.
+/// Not public API.
 #[doc(hidden)]
-pub trait ArcCounts<'a, U: ?Sized> {
-    /// `Arc::get_mut`, the probe aside.
+pub fn arc_get_mut<U: ?Sized>(arc: &mut Arc<U>) -> Option<&mut U> {
+    if unique(arc) {
+        Some(value_of_unique(arc))
+    } else {
+        Arc::get_mut(arc)
+    }
+}
+
+/// Chosen for `Arc::get_mut` on a `std::sync::Arc` (the attributes rewrite
+/// it, `weak_count` and `make_mut`): std's answers, with kase's leak probes
+/// not counted. Not public API.
+#[doc(hidden)]
+pub trait ArcGetMut<'a, U: ?Sized> {
+    /// `Arc::get_mut`, the probes aside.
     fn __kase_get_mut(
         &self,
         std: impl FnOnce(&'a mut Arc<U>) -> Option<&'a mut U>,
     ) -> Option<&'a mut U>;
 }
 
-impl<'a, U: ?Sized> ArcCounts<'a, U> for Wrap<&'a mut Arc<U>> {
+impl<'a, U: ?Sized> ArcGetMut<'a, U> for Wrap<&'a mut Arc<U>> {
     fn __kase_get_mut(
         &self,
         _: impl FnOnce(&'a mut Arc<U>) -> Option<&'a mut U>,
     ) -> Option<&'a mut U> {
-        let arc = self.take();
-        if Arc::strong_count(arc) != 1 || Arc::weak_count(arc) != probes(arc) {
-            return Arc::get_mut(arc);
-        }
-        let value = Arc::as_ptr(arc).cast_mut();
-        // SAFETY: `arc` is the allocation's only strong reference, borrowed
-        // mutably for 'a, and every weak reference is a leak probe of this
-        // execution, which only reads the counts and never upgrades: nothing
-        // else can reach the value while the returned borrow lives. (This is
-        // std's `get_mut` with the probes discounted; `as_ptr` points into
-        // the allocation as its own does.)
-        Some(unsafe { &mut *value })
+        arc_get_mut(self.take())
     }
 }
 
 /// Chosen for `Arc::make_mut` on a `std::sync::Arc`. Not public API.
 #[doc(hidden)]
 pub trait ArcMakeMut<'a, U> {
-    /// `Arc::make_mut`, the probe aside.
+    /// `Arc::make_mut`, the probes aside: in place when unique (std would
+    /// move the value out from under the probes' `Weak`s).
     fn __kase_make_mut(&self, std: impl FnOnce(&'a mut Arc<U>) -> &'a mut U) -> &'a mut U;
 }
 
 impl<'a, U: Clone> ArcMakeMut<'a, U> for Wrap<&'a mut Arc<U>> {
     fn __kase_make_mut(&self, _: impl FnOnce(&'a mut Arc<U>) -> &'a mut U) -> &'a mut U {
         let arc = self.take();
-        if Arc::strong_count(arc) == 1 && Arc::weak_count(arc) == probes(arc) {
-            let value = Arc::as_ptr(arc).cast_mut();
-            // SAFETY: as in `__kase_get_mut`: the only strong reference,
-            // borrowed mutably, and no weak one but leak probes, which never
-            // upgrade. std would move the value out from under the probes'
-            // `Weak`s; writing in place is what it does without them.
-            return unsafe { &mut *value };
+        if unique(arc) {
+            value_of_unique(arc)
+        } else {
+            Arc::make_mut(arc)
         }
-        Arc::make_mut(arc)
     }
 }
 
 /// Chosen for `Arc::weak_count` on a `std::sync::Arc`. Not public API.
 #[doc(hidden)]
 pub trait ArcWeakCount<U: ?Sized> {
-    /// `Arc::weak_count`, the probe aside.
+    /// `Arc::weak_count`, the probes aside.
     fn __kase_weak_count(&self, std: impl FnOnce(&Arc<U>) -> usize) -> usize;
 }
 
