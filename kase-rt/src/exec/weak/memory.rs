@@ -103,17 +103,17 @@ pub(crate) struct WeakMemory {
     intents: Vec<Option<AtomicIntent>>,
     /// The explorer's choice for the access about to run.
     choice: Option<usize>,
-    /// The candidates offered to the explorer for a thread's next access
-    /// (`weak_sources`), which that access then takes from (nothing runs in
+    /// The thread whose next access `offer` holds the candidates of
+    /// (`weak_sources`): that access then takes from them (nothing runs in
     /// between, so they are still exact; computing them again would redo
     /// the `psc` checks).
     offered: Option<ThreadIdx>,
+    /// The candidates offered to the explorer, and the sources and places
+    /// shown to it, in buffers reused from access to access (an atomic
+    /// access allocates none of them).
+    offer: Offer,
     /// The synchronises-with edges of the node being added, reused.
     sw_buf: Vec<(usize, usize)>,
-    /// The buffers behind `offered` and the sources and places shown to the
-    /// explorer, reused from access to access (an atomic access allocates
-    /// none of them).
-    offer: Offer,
     /// The running access's chosen candidate, between read and commit.
     prepared: Option<Candidate>,
     /// The store each thread read last from each location (store id).
