@@ -185,10 +185,14 @@ impl Por {
         }
         let (same_thread, same_object) = self.u.neighbour_lists(b);
         let entry = cache.entries.entry(b).or_default();
-        for &x in same_thread[entry.thread_seen..]
+        // Two accesses that only read commute: met through the object
+        // alone (not the thread), they are never in conflict, and reads
+        // of one write are most of a lock's or a flag's list.
+        let b_writes = self.u.get(b).kind.writes();
+        let new_on_object = same_object[entry.object_seen..]
             .iter()
-            .chain(&same_object[entry.object_seen..])
-        {
+            .filter(|&&x| b_writes || self.u.get(x).kind.writes());
+        for &x in same_thread[entry.thread_seen..].iter().chain(new_on_object) {
             if self.u.immediate_conflict(x, b) {
                 entry.conflicts.push(x);
             }
