@@ -238,7 +238,11 @@ impl WeakMemory {
                 continue;
             }
             let seen = clock.get(ThreadIdx(u as u32));
-            if let Some(&(_, node)) = nodes.iter().rev().find(|(epoch, _)| *epoch <= seen) {
+            // A thread's epochs grow in program order: the last node seen
+            // is found by bisection (a scan back from the newest made a
+            // long run of unsynchronised accesses quadratic).
+            let n = nodes.partition_point(|&(epoch, _)| epoch <= seen);
+            if let Some(&(_, node)) = n.checked_sub(1).map(|i| &nodes[i]) {
                 edges.push((node, to));
             }
         }

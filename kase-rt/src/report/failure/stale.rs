@@ -27,15 +27,40 @@ pub(super) fn annotate(
         row_of_event[i] = row_of_step.get(step).map(|&r| r + 1);
         step += 1;
     }
-    for &(read, source) in &weak.rf {
+    // Each store's list and place in modification order.
+    let mut placed: Vec<Option<(usize, usize)>> = vec![None; events.len()];
+    for (list, stores) in weak.mo.iter().enumerate() {
+        for (at, &s) in stores.iter().enumerate() {
+            placed[s] = Some((list, at));
+        }
+    }
+    let list_of = |object| {
+        weak.mo.iter().position(|list| {
+            list.first()
+                .is_some_and(|&w| events[w].action.object == object)
+        })
+    };
+    // Reads in the order they ran; per list, the latest place in it of a
+    // store that has run so far (what a stale read missed). One pass
+    // over the events: a long execution's report must not take a scan of
+    // the location's stores per read.
+    let mut reads: Vec<(usize, Option<usize>)> = weak.rf.clone();
+    reads.sort_unstable_by_key(|&(read, _)| read);
+    let mut newest: Vec<Option<usize>> = vec![None; weak.mo.len()];
+    let mut ran = 0;
+    let mut lists = crate::fast_hash::Map::default();
+    for (read, source) in reads {
+        while ran < read {
+            if let Some((list, at)) = placed[ran] {
+                newest[list] = Some(newest[list].map_or(at, |n: usize| n.max(at)));
+            }
+            ran += 1;
+        }
         let Some(row) = row_of_event[read] else {
             continue;
         };
         let object = events[read].action.object;
-        let stores = weak.mo.iter().find(|list| {
-            list.first()
-                .is_some_and(|&w| events[w].action.object == object)
-        });
+        let list = *lists.entry(object).or_insert_with(|| list_of(object));
         let read_from = match source {
             Some(w) => match row_of_event[w] {
                 Some(r) => format!("reads step {r}"),
@@ -43,14 +68,15 @@ pub(super) fn annotate(
             },
             None => "reads the initial value".to_owned(),
         };
-        // Stores after the one read in modification order that had already
-        // run when the load did.
-        let newer = stores.and_then(|list| {
+        // The store latest in modification order that had already run when
+        // the load did, if it comes after the one read.
+        let newer = list.and_then(|list| {
             let after = match source {
-                Some(w) => list.iter().position(|&s| s == w)? + 1,
+                Some(w) => placed[w]?.1 + 1,
                 None => 0,
             };
-            list[after..].iter().rev().find(|&&s| s < read).copied()
+            let at = newest[list].filter(|&at| at >= after)?;
+            Some(weak.mo[list][at])
         });
         let note = match newer.and_then(|s| Some((row_of_event[s]?, events[s].value))) {
             Some((r, Some(v))) => {
