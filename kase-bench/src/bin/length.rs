@@ -1,7 +1,8 @@
 //! Cost per execution against execution length, for every explorer.
 //!
 //! One thread makes `n` accesses to an atomic of its own, then publishes a
-//! flag; main reads the flag once. Every execution has about `n` visible
+//! flag; main reads the flag once (in the two-thread rows, two threads that
+//! never synchronise make n/2 accesses each). Every execution has about `n` visible
 //! operations, and the explorers run few of them (two traces; the DFS
 //! searches are capped), so the time per execution divided by `n` should
 //! not grow with `n` if the cost is linear in the length. The same program
@@ -33,19 +34,30 @@ const HEADING: &str = "## Cost per execution against length";
 /// Executions the DFS searches run at most per measurement.
 const CAP: u64 = 200;
 
-/// The model: `n` private accesses, then one shared flag.
-fn model(n: usize, ordering: Ordering) {
+/// The model: `n` private accesses, then one shared flag. With `threads`
+/// above one, the accesses are shared out between that many threads that
+/// never synchronise (each thread's new node under RC11 looks up what it
+/// has seen of the others, which must not cost a scan of their nodes).
+fn model(n: usize, ordering: Ordering, threads: usize) {
     let flag = kase::sync::Arc::new(AtomicUsize::new(0));
-    let f = flag.clone();
-    let t = thread::spawn(move || {
-        let own = AtomicUsize::new(0);
-        for _ in 0..n {
-            own.fetch_add(1, ordering);
-        }
-        f.store(1, ordering);
-    });
+    let workers: Vec<_> = (0..threads)
+        .map(|i| {
+            let f = flag.clone();
+            thread::spawn(move || {
+                let own = AtomicUsize::new(0);
+                for _ in 0..n / threads {
+                    own.fetch_add(1, ordering);
+                }
+                if i == 0 {
+                    f.store(1, ordering);
+                }
+            })
+        })
+        .collect();
     let _ = flag.load(ordering);
-    t.join().unwrap();
+    for w in workers {
+        w.join().unwrap();
+    }
 }
 
 fn loom_model(n: usize) {
@@ -70,10 +82,14 @@ struct Explorer {
 }
 
 fn kase_run(builder: Builder, n: usize, ordering: Ordering) -> u64 {
+    kase_run_threads(builder, n, ordering, 1)
+}
+
+fn kase_run_threads(builder: Builder, n: usize, ordering: Ordering, threads: usize) -> u64 {
     let report = builder
         .max_steps(4 * n as u64 + 100)
         .allow_incomplete(true)
-        .explore(move || model(n, ordering));
+        .explore(move || model(n, ordering, threads));
     assert!(report.failure().is_none(), "{report}");
     report.executions()
 }
@@ -114,6 +130,17 @@ const EXPLORERS: &[Explorer] = &[
         run: |n| {
             let builder = Builder::new().memory_model(MemoryModel::Rc11);
             kase_run(builder, n, Ordering::Relaxed)
+        },
+    },
+    Explorer {
+        name: "kase POR, two threads (SeqCst)",
+        run: |n| kase_run_threads(Builder::new(), n, Ordering::SeqCst, 2),
+    },
+    Explorer {
+        name: "kase revisits, two threads (Relaxed, RC11)",
+        run: |n| {
+            let builder = Builder::new().memory_model(MemoryModel::Rc11);
+            kase_run_threads(builder, n, Ordering::Relaxed, 2)
         },
     },
     Explorer {
@@ -191,7 +218,8 @@ fn main() {
     if let Some(path) = out {
         let section = format!(
             "{HEADING}\n\nOne thread makes n accesses to an atomic of its own, then stores a flag \
-             main loads once (`kase-bench/src/bin/length.rs`). Each cell: µs per execution \
+             main loads once (`kase-bench/src/bin/length.rs`); in the *two threads* rows two \
+             threads that never synchronise make n/2 each. Each cell: µs per execution \
              (ns per access), ×executions (the DFS searches capped at {CAP}); growth is the ns \
              per access at the longest length over the shortest (1.00 = linear). One run, best \
              of three per cell, release build:\n\n```text\ncargo run --release -p kase-bench \

@@ -108,9 +108,18 @@ impl Por {
     /// execution over a long run").
     fn refresh_spikes(&self, n: usize, b: EventId) {
         let nodes = &self.tree.nodes;
+        // The nodes that put units in D above `n`, then `n`, root first:
+        // each reads its source's list, already refreshed.
+        let mut chain = self.chain_buf.borrow_mut();
+        chain.clear();
+        chain.push(n);
+        let mut above = nodes[n].source;
+        while let Some(k) = above {
+            chain.push(k);
+            above = nodes[k].source;
+        }
         let mut source: Option<usize> = None;
-        // Root first: each node reads its source's list, already refreshed.
-        for k in (0..=n).filter(|&k| k == n || !nodes[k].added.is_empty()) {
+        for &k in chain.iter().rev() {
             let node = &nodes[k];
             let mut cache = node.spikes.borrow_mut();
             self.validate_spikes(k, source, &mut cache);

@@ -109,6 +109,8 @@ pub(crate) struct Por {
     /// Immediate conflicts per event, kept across alternatives (until `U`
     /// is pruned or names merge).
     conflict_cache: std::cell::RefCell<comb::ConflictCache>,
+    /// Scratch for the comb's walk up the tree (`Por::refresh_spikes`).
+    chain_buf: std::cell::RefCell<Vec<usize>>,
     /// Counters for the report.
     stats: Counters,
     /// The exploration's deadline, checked while computing alternatives.
@@ -138,6 +140,7 @@ impl Por {
             thread_names: Map::default(),
             tree: Tree::default(),
             conflict_cache: Default::default(),
+            chain_buf: Default::default(),
             stats: Counters::default(),
             budget: super::budget::Budget::default(),
             shape: Default::default(),
@@ -454,11 +457,18 @@ impl Scheduler for Por {
         if point.enabled.len() > 1 {
             let redeciding = self.tree.nodes.last().is_some_and(|n| n.step == step);
             if !redeciding {
+                let nodes = &self.tree.nodes;
+                let source = nodes.last().and_then(|last| {
+                    (!last.added.is_empty())
+                        .then(|| nodes.len() - 1)
+                        .or(last.source)
+                });
                 self.tree.nodes.push(Node {
                     step,
                     config_len: self.run.config.len(),
                     event: None,
                     added: Vec::new(),
+                    source,
                     spikes: Default::default(),
                     explore: point.execution.exploring(),
                 });

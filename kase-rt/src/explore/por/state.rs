@@ -42,6 +42,12 @@ pub(super) struct Node {
     /// Units this node added to `D` when taking right branches (line 12),
     /// by their last event.
     pub(super) added: Vec<EventId>,
+    /// The nearest shallower node with units in `added` when this one was
+    /// pushed. It stays so while this node exists: only the deepest node
+    /// adds units. The comb walks these links (`comb.rs`), not every
+    /// shallower node: a scan of the whole stack at every node made long
+    /// executions of several threads quadratic.
+    pub(super) source: Option<usize>,
     /// Spike candidates of the units this node put in `D`, filtered once
     /// against its configuration (`comb.rs`).
     pub(super) spikes: std::cell::RefCell<super::comb::SpikeCache>,
