@@ -7,6 +7,7 @@ mod common;
 
 mod differential;
 mod exhaustive_oracle;
+mod livelock;
 mod optimal_por;
 mod peeking_mutex;
 mod peeking_rwlock;

@@ -193,8 +193,16 @@ pub(crate) fn run(
                 }
                 break;
             }
+            e.note_enabled(&enabled);
+            if let Some(cycle) = e.fair_cycle(&enabled) {
+                e.fault = Some(Fault::Livelock {
+                    steps,
+                    cycle: Some(cycle),
+                });
+                break;
+            }
             if steps >= limits.max_steps {
-                e.fault = Some(Fault::Livelock { steps });
+                e.fault = Some(Fault::Livelock { steps, cycle: None });
                 break;
             }
             steps += 1;

@@ -25,7 +25,7 @@ use super::heap::Heap;
 use super::object::{ObjectDetail, ObjectHandle, ObjectState};
 use super::panic;
 use super::peek::Sections;
-use super::scheduler::{Event, Fault, Limits};
+use super::scheduler::{Cycle, Event, Fault, Limits};
 use super::spin::repeat::{Repeats, Standing, Step as RepeatStep};
 use super::spin::{extend_history, SpinMemo, SpinWait};
 use super::thread::{Pending, ThreadInterner, ThreadState};
@@ -87,6 +87,12 @@ pub struct Execution {
     /// The first point whose state was that at an earlier one: the thread
     /// that ran last and its next operation's location.
     repeated: Option<(ThreadIdx, &'static Location<'static>)>,
+    /// The number of events at the earlier point `repeated` returned to.
+    repeated_since: usize,
+    /// Under sequential consistency, once the repeat rule tracks states:
+    /// per number of events, the threads enabled at that scheduling point
+    /// (`thread_mask`).
+    enabled_log: Vec<u64>,
     /// Under sequential consistency, each event's atomic location's bits
     /// before and after it (zeros for other events), for `repeats`.
     atomic_bits: Vec<(u64, u64)>,
@@ -153,6 +159,8 @@ impl Execution {
             repeats: Repeats::default(),
             standings_buf: Vec::new(),
             repeated: None,
+            repeated_since: 0,
+            enabled_log: Vec::new(),
             atomic_bits: Vec::new(),
             trace_hash: 0,
             exploring: Exploring::On,
@@ -657,9 +665,57 @@ impl Execution {
         let chosen = self.spin_memo.decide_repeat(key, || {
             found.iter().find(|c| c.same_state).map(|c| c.events)
         });
-        if chosen.is_some_and(|at| found.iter().any(|c| c.events == at)) {
+        if let Some(at) = chosen.filter(|&at| found.iter().any(|c| c.events == at)) {
             self.repeated = Some((self.current, location));
+            self.repeated_since = at;
         }
+    }
+
+    /// Records which threads are enabled at the scheduling point after the
+    /// events so far (for [`fair_cycle`](Self::fair_cycle)).
+    pub(super) fn note_enabled(&mut self, enabled: &[ThreadIdx]) {
+        if self.weak.is_some() || !self.repeats.started() {
+            return;
+        }
+        let at = self.events.len();
+        if self.enabled_log.len() <= at {
+            self.enabled_log.resize(at + 1, 0);
+        }
+        self.enabled_log[at] |= thread_mask(enabled.iter().copied());
+    }
+
+    /// The repeated state's cycle (`repeated`), if a fair scheduler can
+    /// follow it forever: every thread enabled at some scheduling point in
+    /// it, `enabled` (the current one's) included, took a step in it. Its
+    /// steps then lead back to the same state, again and again, with no
+    /// thread starved: a livelock. A thread left waiting while it could
+    /// run (the one that would end the loop) makes it no livelock: the
+    /// state is only one an earlier point already covers.
+    pub(super) fn fair_cycle(&self, enabled: &[ThreadIdx]) -> Option<Cycle> {
+        self.repeated?;
+        let (since, until) = (self.repeated_since, self.events.len());
+        let window = &self.events[since..until];
+        let stepped = thread_mask(window.iter().map(|e| e.action.thread));
+        let could_run = self
+            .enabled_log
+            .get(since..until)?
+            .iter()
+            .fold(thread_mask(enabled.iter().copied()), |all, m| all | m);
+        if could_run & !stepped != 0 || (could_run | stepped) & MANY_THREADS != 0 {
+            return None;
+        }
+        let threads = self
+            .threads
+            .iter()
+            .flatten()
+            .filter(|t| stepped & (1 << t.idx.index()) != 0)
+            .filter_map(|t| t.pending.map(|p| (p.action, p.location)))
+            .collect();
+        Some(Cycle {
+            since,
+            until,
+            threads,
+        })
     }
 
     /// The first scheduling point of this execution whose state was that at
@@ -887,4 +943,14 @@ impl Execution {
         thread.finished = true;
         thread.suspender = None;
     }
+}
+
+/// In a [`thread_mask`]: some thread past the 63rd (then no cycle is
+/// judged fair: the mask cannot tell them apart).
+const MANY_THREADS: u64 = 1 << 63;
+
+/// Threads as a bit set: bit `i` for thread `i`, [`MANY_THREADS`] for any
+/// thread from the 64th on.
+fn thread_mask(threads: impl Iterator<Item = ThreadIdx>) -> u64 {
+    threads.fold(0, |mask, t| mask | 1 << t.index().min(63))
 }

@@ -46,6 +46,20 @@ pub struct Event {
     pub explore: bool,
 }
 
+/// Steps that lead from a state back to it, and that every thread able to
+/// run took part in: repeated forever, they are an execution in which no
+/// thread is starved and none gets anywhere (a livelock).
+#[derive(Clone, Debug)]
+pub struct Cycle {
+    /// The number of events before the state first held.
+    pub since: usize,
+    /// The number of events when it came back.
+    pub until: usize,
+    /// The threads that ran in between: each one's next operation, and
+    /// where it is.
+    pub threads: Vec<(Action, &'static Location<'static>)>,
+}
+
 /// Why an execution stopped early.
 pub enum Fault {
     /// A model thread panicked and nothing caught it.
@@ -67,10 +81,13 @@ pub enum Fault {
         /// thread to change one of these objects (none: nothing can).
         spinning: Vec<(ThreadIdx, Vec<ObjectIdx>)>,
     },
-    /// The execution exceeded `max_steps` visible operations.
+    /// The execution exceeded `max_steps` visible operations, or came back
+    /// to an earlier state by steps a fair scheduler can repeat forever.
     Livelock {
-        /// The bound that was hit.
+        /// The steps run (the bound, if that was hit).
         steps: u64,
+        /// The cycle of states, if one was found (`exec/spin/repeat.rs`).
+        cycle: Option<Cycle>,
     },
     /// Two accesses to a tracked cell, at least one a write, not ordered by
     /// happens-before.
@@ -135,7 +152,7 @@ impl std::fmt::Debug for Fault {
         match self {
             Fault::Panic { thread, info, .. } => write!(f, "Panic({thread}: {})", info.message),
             Fault::Deadlock { blocked, .. } => write!(f, "Deadlock({} blocked)", blocked.len()),
-            Fault::Livelock { steps } => write!(f, "Livelock({steps})"),
+            Fault::Livelock { steps, .. } => write!(f, "Livelock({steps})"),
             Fault::DataRace { earlier, later } => write!(
                 f,
                 "DataRace({} at {}, {} at {})",

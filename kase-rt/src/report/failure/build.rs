@@ -117,7 +117,7 @@ impl Failure {
                     .collect();
                 (FailureKind::Deadlock, "no thread can run, but not all have finished:".into(), details, None, None)
             }
-            Fault::Livelock { steps } => (
+            Fault::Livelock { steps, cycle: None } => (
                 FailureKind::Livelock,
                 format!("an execution exceeded {steps} visible operations"),
                 vec![
@@ -128,6 +128,41 @@ impl Failure {
                 None,
                 None,
             ),
+            Fault::Livelock { cycle: Some(cycle), .. } => {
+                let rows = super::rows_of_events(events, &row_of_step);
+                let row = |event: usize| rows.get(event).copied().flatten();
+                // The rows from the first event of the cycle to its last.
+                let span = match (row(cycle.since), cycle.until.checked_sub(1).and_then(row)) {
+                    (Some(first), Some(last)) => format!("steps {first}–{last}"),
+                    _ => "the last steps".to_owned(),
+                };
+                let mut details: Vec<String> = cycle
+                    .threads
+                    .iter()
+                    .map(|(action, at)| {
+                        let op = names.operation(action, None);
+                        format!("{} goes round: next it will {op} at {}", names.thread(action.thread), location(at))
+                    })
+                    .collect();
+                details.push(format!(
+                    "{span} bring every atomic and every thread back to where they were before them, and \
+                     every thread that could run took part: repeating them forever starves no thread, and \
+                     none gets anywhere"
+                ));
+                details.push(
+                    "threads that undo what they did and retry (a flag raised and lowered, a value \
+                     written and written back) can keep each other going; make one of them back off, or \
+                     let one side win"
+                        .into(),
+                );
+                (
+                    FailureKind::Livelock,
+                    "the threads can keep running forever without progress:".into(),
+                    details,
+                    None,
+                    None,
+                )
+            }
             Fault::DataRace { earlier, later } => {
                 let access = |a: &crate::exec::CellAccess| {
                     let op = if a.write { "writes" } else { "reads" };

@@ -19,3 +19,18 @@ pub use kind::FailureKind;
 pub(crate) use names::{location, Names, Renumbering};
 pub use types::Failure;
 pub(crate) use types::{FirstFound, Saved};
+
+/// Event index → 1-based row of the report, for the events that have a
+/// row (every event but a thread's exit; `row_of_step` maps steps to rows).
+fn rows_of_events(events: &[crate::exec::Event], row_of_step: &[usize]) -> Vec<Option<usize>> {
+    let mut rows = vec![None; events.len()];
+    let mut step = 0;
+    for (i, e) in events.iter().enumerate() {
+        if e.action.kind == crate::exec::OpKind::Exit {
+            continue;
+        }
+        rows[i] = row_of_step.get(step).map(|&r| r + 1);
+        step += 1;
+    }
+    rows
+}

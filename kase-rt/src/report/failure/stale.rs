@@ -4,7 +4,7 @@
 //! step stored the newer value (the table shows where both were written).
 
 use crate::exec::weak::WeakSummary;
-use crate::exec::{Event, OpKind};
+use crate::exec::Event;
 
 use super::types::Step;
 
@@ -17,16 +17,7 @@ pub(super) fn annotate(
     events: &[Event],
     weak: &WeakSummary,
 ) {
-    // Event index -> 1-based row, for the events that have a row.
-    let mut row_of_event = vec![None; events.len()];
-    let mut step = 0;
-    for (i, e) in events.iter().enumerate() {
-        if e.action.kind == OpKind::Exit {
-            continue;
-        }
-        row_of_event[i] = row_of_step.get(step).map(|&r| r + 1);
-        step += 1;
-    }
+    let row_of_event = super::rows_of_events(events, row_of_step);
     // Each store's list and place in modification order.
     let mut placed: Vec<Option<(usize, usize)>> = vec![None; events.len()];
     for (list, stores) in weak.mo.iter().enumerate() {
