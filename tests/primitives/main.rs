@@ -7,6 +7,7 @@
 mod common;
 
 mod allocations;
+mod arc_drops;
 mod arc_leaks;
 mod atomics_extras;
 mod barrier_once_lazy_mpsc;

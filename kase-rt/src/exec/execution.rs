@@ -64,6 +64,9 @@ pub struct Execution {
     /// The `Arc`s created in this execution (`shim/arc.rs`), with who
     /// created them and where: one still alive at the end is a leak.
     pub(super) arcs: Vec<TrackedArc>,
+    /// The indices in `arcs` of those with a strong owner when last looked
+    /// at (`arc_drops`).
+    pub(super) live_arcs: Vec<usize>,
     /// The blocks tracked `alloc` allocated in this execution
     /// (`exec/heap.rs`).
     pub(super) heap: Heap,
@@ -149,6 +152,7 @@ impl Execution {
             sections: Sections::default(),
             peek_violation: None,
             arcs: Vec::new(),
+            live_arcs: Vec::new(),
             heap: Heap::default(),
             weak: limits
                 .weak
@@ -319,6 +323,9 @@ impl Execution {
         kind: OpKind,
         location: &'static Location<'static>,
     ) -> Option<*const dyn Suspend> {
+        if !self.teardown && !self.live_arcs.is_empty() {
+            self.arc_drops();
+        }
         if self.peeking && !self.teardown {
             self.end_pure_part_unless(object, kind, location);
         }

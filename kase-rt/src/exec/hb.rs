@@ -236,6 +236,11 @@ impl Execution {
         if self.heap_access(object, write, location) {
             return true;
         }
+        // A cell access is no scheduling point: `Arc` drops since the last
+        // one are taken here too (a value's `Drop` reads its cells).
+        if !self.live_arcs.is_empty() {
+            self.arc_drops();
+        }
         let t = self.current;
         let clock = &self.threads[t.index()]
             .as_ref()

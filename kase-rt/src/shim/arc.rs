@@ -67,8 +67,8 @@ impl<T> PassThrough<T> for &Wrap<T> {
 struct Probe<T: ?Sized>(Weak<T>);
 
 impl<T: ?Sized> Alive for Probe<T> {
-    fn alive(&self) -> bool {
-        self.0.strong_count() > 0
+    fn strong(&self) -> usize {
+        self.0.strong_count()
     }
 
     fn allocation(&self) -> *const () {
