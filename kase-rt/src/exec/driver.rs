@@ -194,7 +194,7 @@ pub(crate) fn run(
                 break;
             }
             e.note_enabled(&enabled);
-            if let Some(cycle) = e.fair_cycle(&enabled) {
+            if let Some(cycle) = e.repeated().and_then(|_| e.fair_cycle(&enabled)) {
                 e.fault = Some(Fault::Livelock {
                     steps,
                     cycle: Some(cycle),
