@@ -715,7 +715,7 @@ impl Execution {
             .threads
             .iter()
             .flatten()
-            .filter(|t| stepped & (1 << t.idx.index()) != 0)
+            .filter(|t| stepped & thread_mask(std::iter::once(t.idx)) != 0)
             .filter_map(|t| t.pending.map(|p| (p.action, p.location)))
             .collect();
         Some(Cycle {
