@@ -38,11 +38,14 @@ impl Por {
             // only when a clue is found.
             let mut spike: Vec<EventId> = Vec::new();
             for b in self.unit_chain(target) {
-                spike.extend(
-                    self.spike_candidates(i, b)
-                        .into_iter()
-                        .filter(|&x| !self.u.leq(event, x)),
-                );
+                self.spike_candidates(i, b, |candidates| {
+                    spike.extend(
+                        candidates
+                            .iter()
+                            .copied()
+                            .filter(|&x| !self.u.leq(event, x)),
+                    )
+                });
             }
             spike.sort_unstable();
             spike.dedup();
@@ -88,10 +91,17 @@ impl Por {
     /// deeper can take: those that do not conflict with `n`'s configuration
     /// and whose history has no unit that `n` or a shallower node put in
     /// `D`.
-    pub(super) fn spike_candidates(&self, n: usize, b: EventId) -> Vec<EventId> {
+    /// They are handed to `visit` in place: an alternative asks for them per
+    /// event of each unit of `D`, too often for a copy each time.
+    pub(super) fn spike_candidates<R>(
+        &self,
+        n: usize,
+        b: EventId,
+        visit: impl FnOnce(&[EventId]) -> R,
+    ) -> R {
         self.refresh_spikes(n, b);
         let cache = self.tree.nodes[n].spikes.borrow();
-        cache.entries[&b].candidates.clone()
+        visit(&cache.entries[&b].candidates)
     }
 
     /// Brings node `n`'s list of [`spike_candidates`](Self::spike_candidates)
@@ -134,11 +144,10 @@ impl Por {
             let entry = entries.entry(b).or_default();
             match source {
                 None => {
-                    let (new, seen) = self.immediate_conflicts(b, entry.seen);
-                    entry
-                        .candidates
-                        .extend(new.into_iter().filter(|&x| keep(x)));
-                    entry.seen = seen;
+                    let SpikeEntry { candidates, seen } = entry;
+                    *seen = self.immediate_conflicts(b, *seen, |new| {
+                        candidates.extend(new.iter().copied().filter(|&x| keep(x)))
+                    });
                 }
                 Some(s) => {
                     let from = nodes[s].spikes.borrow();
@@ -183,10 +192,15 @@ impl Por {
     /// The events of `U` in immediate conflict with `b`. Immediate conflict
     /// between two events never changes, and `b`'s neighbour lists only
     /// grow between prunings, so each list is scanned once per new entry:
-    /// the same events of `D` are targets of many alternatives. Returns those
-    /// after the first `from` (in the order found, which only appends within
-    /// a generation) and how many there are.
-    fn immediate_conflicts(&self, b: EventId, from: usize) -> (Vec<EventId>, usize) {
+    /// the same events of `D` are targets of many alternatives. Hands those
+    /// after the first `from` to `visit` (in the order found, which only
+    /// appends within a generation) and returns how many there are.
+    fn immediate_conflicts(
+        &self,
+        b: EventId,
+        from: usize,
+        visit: impl FnOnce(&[EventId]),
+    ) -> usize {
         let mut cache = self.conflict_cache.borrow_mut();
         if cache.generation != self.u.generation() {
             cache.entries.clear();
@@ -208,10 +222,8 @@ impl Por {
         }
         entry.thread_seen = same_thread.len();
         entry.object_seen = same_object.len();
-        (
-            entry.conflicts.get(from..).unwrap_or_default().to_vec(),
-            entry.conflicts.len(),
-        )
+        visit(entry.conflicts.get(from..).unwrap_or_default());
+        entry.conflicts.len()
     }
 
     /// Depth-first search for one pairwise conflict-free combination that

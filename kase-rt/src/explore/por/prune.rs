@@ -43,7 +43,7 @@ impl Por {
             for rep in targets {
                 for b in self.unit_chain(rep) {
                     seeds.push(b);
-                    seeds.extend(self.spike_candidates(n, b));
+                    self.spike_candidates(n, b, |candidates| seeds.extend(candidates));
                 }
             }
         }
