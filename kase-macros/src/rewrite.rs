@@ -467,6 +467,11 @@ fn arc_function(call: &syn::ExprCall, names: &[&str]) -> Option<String> {
     let Expr::Path(func) = &*call.func else {
         return None;
     };
+    arc_path_function(func, names)
+}
+
+/// [`arc_function`] of a path: the function it names, called or not.
+fn arc_path_function(func: &syn::ExprPath, names: &[&str]) -> Option<String> {
     if func.qself.is_some() {
         return None;
     }
@@ -508,7 +513,44 @@ impl VisitMut for Rewriter {
     }
 
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
-        visit_mut::visit_expr_mut(self, expr);
+        match expr {
+            // The constructor's own path is rewritten below as part of the
+            // call, not as a function value.
+            Expr::Call(call) if is_arc_constructor(call) => {
+                for a in &mut call.attrs {
+                    self.visit_attribute_mut(a);
+                }
+                if let Expr::Path(func) = &mut *call.func {
+                    self.visit_expr_path_mut(func);
+                }
+                for arg in &mut call.args {
+                    self.visit_expr_mut(arg);
+                }
+            }
+            _ => visit_mut::visit_expr_mut(self, expr),
+        }
+        if let Expr::Path(func) = expr {
+            if arc_path_function(func, ARC_CONSTRUCTORS).is_some() {
+                // `Arc::new` passed as a function (`.map(Arc::new)`): a
+                // closure that makes and tracks the `Arc` the same way.
+                let krate = &self.krate;
+                let span = func
+                    .path
+                    .segments
+                    .iter()
+                    .rev()
+                    .nth(1)
+                    .map_or_else(|| func.span(), |arc| arc.ident.span());
+                *expr = syn::parse_quote_spanned! {span=>
+                    |value| {
+                        #[allow(unused_imports)]
+                        use #krate::__private::{PassThrough as _, TrackArc as _};
+                        (&#krate::__private::Wrap::new(#func(value))).__kase_track()
+                    }
+                };
+                return;
+            }
+        }
         if let Expr::Call(call) = expr {
             if is_arc_constructor(call) {
                 // The leak check of `shim/arc.rs`: the value is still std's

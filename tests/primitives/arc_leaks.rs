@@ -90,6 +90,31 @@ fn a_cycle_in_a_test_body_is_found() {
     *a.lock().unwrap() = Some(a2);
 }
 
+/// `Arc::new` passed as a function is tracked too.
+#[kase::test(expect = "leak")]
+fn a_cycle_of_arcs_made_through_map_is_found() {
+    // A cell that may hold a reference to anything (declared in the body,
+    // which the attribute rewrites onto kase's `Mutex`).
+    type Link = Mutex<Option<Arc<dyn Send + Sync>>>;
+    let cells: Vec<Arc<Link>> = vec![Mutex::new(None), Mutex::new(None)]
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    *cells[0].lock().unwrap() = Some(cells[1].clone());
+    *cells[1].lock().unwrap() = Some(cells[0].clone());
+}
+
+/// The same without the cycle: a constructor passed as a function still
+/// makes std's `Arc`, and its values drop.
+#[kase::test]
+fn arcs_made_through_map_without_a_cycle_are_no_leak() {
+    let make: fn(u32) -> Arc<u32> = Arc::new;
+    let values: Vec<Arc<u32>> = (1..3).map(Arc::new).chain([make(3)]).collect();
+    let total: u32 = values.iter().map(|v| **v).sum();
+    let t = thread::spawn(move || assert_eq!(total, 6));
+    t.join().unwrap();
+}
+
 /// A cycle that only some interleavings build: the thread links back only
 /// if it runs after main has set the flag.
 #[kase::test(expect = "leak")]
