@@ -495,9 +495,10 @@ fn is_arc_constructor(call: &syn::ExprCall) -> bool {
     arc_function(call, ARC_CONSTRUCTORS).is_some()
 }
 
-/// The span of the `Arc` in an [`is_arc_constructor`] call.
-fn arc_segment_span(call: &syn::ExprCall) -> Span {
-    match &*call.func {
+/// The span of the `Arc` in a path to one of its functions
+/// ([`arc_path_function`]), called or not.
+fn arc_segment_span(func: &Expr) -> Span {
+    match func {
         Expr::Path(func) if func.path.segments.len() >= 2 => func.path.segments
             [func.path.segments.len() - 2]
             .ident
@@ -529,18 +530,12 @@ impl VisitMut for Rewriter {
             }
             _ => visit_mut::visit_expr_mut(self, expr),
         }
-        if let Expr::Path(func) = expr {
+        if let Expr::Path(func) = &*expr {
             if arc_path_function(func, ARC_CONSTRUCTORS).is_some() {
                 // `Arc::new` passed as a function (`.map(Arc::new)`): a
                 // closure that makes and tracks the `Arc` the same way.
                 let krate = &self.krate;
-                let span = func
-                    .path
-                    .segments
-                    .iter()
-                    .rev()
-                    .nth(1)
-                    .map_or_else(|| func.span(), |arc| arc.ident.span());
+                let span = arc_segment_span(expr);
                 *expr = syn::parse_quote_spanned! {span=>
                     |value| {
                         #[allow(unused_imports)]
@@ -558,7 +553,7 @@ impl VisitMut for Rewriter {
                 let krate = &self.krate;
                 // The `Arc` segment keeps the user's span even when the
                 // path before it was rewritten (`std::sync::` -> kase's).
-                let span = arc_segment_span(call);
+                let span = arc_segment_span(&call.func);
                 *expr = syn::parse_quote_spanned! {span=>
                     {
                         #[allow(unused_imports)]
@@ -574,7 +569,7 @@ impl VisitMut for Rewriter {
                 // answers without it (`shim/arc.rs`); any other type named
                 // `Arc` gets the call as written.
                 let krate = &self.krate;
-                let span = arc_segment_span(call);
+                let span = arc_segment_span(&call.func);
                 let func = &call.func;
                 let method = syn::Ident::new(&format!("__kase_{function}"), span);
                 *expr = syn::parse_quote_spanned! {span=>

@@ -44,15 +44,14 @@ fn polite() {
     let mine = Arc::new(AtomicBool::new(false));
     let theirs = Arc::new(AtomicBool::new(false));
     let (a, b) = (theirs.clone(), mine.clone());
-    let other = thread::spawn(move || loop {
-        a.store(true, SeqCst);
-        let clear = !b.load(SeqCst);
-        a.store(false, SeqCst);
-        if clear {
-            break;
-        }
-        thread::yield_now();
-    });
+    let other = thread::spawn(move || back_off_until_clear(&a, &b));
+    back_off_until_clear(&mine, &theirs);
+    other.join().unwrap();
+}
+
+/// One polite thread's loop: raise `mine`, and get through if `theirs` is
+/// down; lower `mine` either way.
+fn back_off_until_clear(mine: &AtomicBool, theirs: &AtomicBool) {
     loop {
         mine.store(true, SeqCst);
         let clear = !theirs.load(SeqCst);
@@ -62,7 +61,6 @@ fn polite() {
         }
         thread::yield_now();
     }
-    other.join().unwrap();
 }
 
 fn builders() -> Vec<(&'static str, Builder)> {

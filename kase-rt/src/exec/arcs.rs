@@ -40,12 +40,11 @@ impl Execution {
     /// Gives the current thread the happens-before of the `Arc` drops it
     /// made since its last operation or cell access (called at both). Only
     /// the running thread changes counts in between, so a count that fell
-    /// is its drops: a
-    /// release of what it has done (it moves on to a new epoch, so what it
-    /// does next is not released); one that reached zero is also the last
-    /// drop, which acquires every release (as std's `Acquire` fence does
-    /// before the value's `Drop` runs; `try_unwrap` and `into_inner` the
-    /// same).
+    /// is its drops: a release of what it has done (it moves on to a new
+    /// epoch, so what it does next is not released). One that reached zero
+    /// is also the last drop, which acquires every release (as std's
+    /// `Acquire` fence does before the value's `Drop` runs; `try_unwrap`
+    /// and `into_inner` the same).
     pub(super) fn arc_drops(&mut self) {
         let t = self.current;
         let Some(Some(thread)) = self.threads.get_mut(t.index()) else {

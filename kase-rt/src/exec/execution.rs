@@ -87,11 +87,8 @@ pub struct Execution {
     repeats: Repeats,
     /// Scratch for `check_repeat`.
     standings_buf: Vec<Standing>,
-    /// The first point whose state was that at an earlier one: the thread
-    /// that ran last and its next operation's location.
-    repeated: Option<(ThreadIdx, &'static Location<'static>)>,
-    /// The number of events at the earlier point `repeated` returned to.
-    repeated_since: usize,
+    /// The first point whose state was that at an earlier one.
+    repeated: Option<Repeated>,
     /// Under sequential consistency, once the repeat rule tracks states:
     /// per number of events, the threads enabled at that scheduling point
     /// (`thread_mask`).
@@ -163,7 +160,6 @@ impl Execution {
             repeats: Repeats::default(),
             standings_buf: Vec::new(),
             repeated: None,
-            repeated_since: 0,
             enabled_log: Vec::new(),
             atomic_bits: Vec::new(),
             trace_hash: 0,
@@ -673,8 +669,11 @@ impl Execution {
             found.iter().find(|c| c.same_state).map(|c| c.events)
         });
         if let Some(at) = chosen.filter(|&at| found.iter().any(|c| c.events == at)) {
-            self.repeated = Some((self.current, location));
-            self.repeated_since = at;
+            self.repeated = Some(Repeated {
+                thread: self.current,
+                location,
+                since: at,
+            });
         }
     }
 
@@ -699,8 +698,7 @@ impl Execution {
     /// run (the one that would end the loop) makes it no livelock: the
     /// state is only one an earlier point already covers.
     pub(super) fn fair_cycle(&self, enabled: &[ThreadIdx]) -> Option<Cycle> {
-        self.repeated?;
-        let (since, until) = (self.repeated_since, self.events.len());
+        let (since, until) = (self.repeated?.since, self.events.len());
         let window = &self.events[since..until];
         let stepped = thread_mask(window.iter().map(|e| e.action.thread));
         let could_run = self
@@ -730,7 +728,7 @@ impl Execution {
     /// the location of its next operation. The exhaustive search ends the
     /// execution there as redundant; the reductions cannot take it.
     pub(crate) fn repeated(&self) -> Option<(ThreadIdx, &'static Location<'static>)> {
-        self.repeated
+        self.repeated.map(|r| (r.thread, r.location))
     }
 
     /// Under sequential consistency: the current atomic access's location
@@ -950,6 +948,18 @@ impl Execution {
         thread.finished = true;
         thread.suspender = None;
     }
+}
+
+/// The first scheduling point whose state was that at an earlier one
+/// (`exec/spin/repeat.rs`).
+#[derive(Clone, Copy)]
+struct Repeated {
+    /// The thread that ran last.
+    thread: ThreadIdx,
+    /// Where its next operation is.
+    location: &'static Location<'static>,
+    /// The number of events at the earlier point.
+    since: usize,
 }
 
 /// In a [`thread_mask`]: some thread past the 63rd (then no cycle is

@@ -233,13 +233,14 @@ impl Execution {
         if self.teardown {
             return false;
         }
-        if self.heap_access(object, write, location) {
-            return true;
-        }
         // A cell access is no scheduling point: `Arc` drops since the last
-        // one are taken here too (a value's `Drop` reads its cells).
+        // one are taken here too, before any happens-before check (a
+        // value's `Drop` reads its cells, or frees a block).
         if !self.live_arcs.is_empty() {
             self.arc_drops();
+        }
+        if self.heap_access(object, write, location) {
+            return true;
         }
         let t = self.current;
         let clock = &self.threads[t.index()]

@@ -91,6 +91,7 @@ impl Por {
     /// deeper can take: those that do not conflict with `n`'s configuration
     /// and whose history has no unit that `n` or a shallower node put in
     /// `D`.
+    ///
     /// They are handed to `visit` in place: an alternative asks for them per
     /// event of each unit of `D`, too often for a copy each time.
     pub(super) fn spike_candidates<R>(
