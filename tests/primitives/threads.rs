@@ -157,6 +157,44 @@ fn early_stop_unwinds_scoped_threads_before_their_spawner() {
     assert_eq!(order, ["scoped thread frame", "spawner frame"]);
 }
 
+/// Unwinding a thread the execution stopped early is kase's doing, not a
+/// panic of the program: a guard it drops does not poison its lock, so a
+/// destructor that takes the lock again (a channel's `Drop` closing it and
+/// waking its waiters) gets it. Before, the second `lock().unwrap()`
+/// panicked during the unwind and the process aborted.
+#[test]
+fn early_stop_unwinding_a_critical_section_does_not_poison_its_lock() {
+    struct Closer(Arc<Mutex<u32>>);
+    impl Drop for Closer {
+        fn drop(&mut self) {
+            *self.0.lock().unwrap() += 1;
+        }
+    }
+    // Peeking off: with it this model's first execution is discarded.
+    let builder = Builder::new().peeking(false).max_executions(1);
+    let report = builder.explore(|| {
+        let m = Arc::new(Mutex::new(0));
+        let inside = Arc::new(AtomicBool::new(false));
+        let (m2, inside2) = (m.clone(), inside.clone());
+        thread::spawn(move || {
+            let _closer = Closer(m2.clone());
+            let _g = m2.lock().unwrap();
+            inside2.store(true, SeqCst);
+            let never = AtomicBool::new(false);
+            while !never.load(SeqCst) {
+                thread::yield_now(); // holding the lock when main fails
+            }
+        });
+        while !inside.load(SeqCst) {
+            thread::yield_now();
+        }
+        panic!("stop the execution");
+    });
+    let failure = report.failure().expect("main's panic is found");
+    assert_eq!(failure.kind(), FailureKind::Panic);
+    assert_eq!(failure.message(), Some("stop the execution"));
+}
+
 #[test]
 fn scope_outside_a_model_is_std() {
     let mut counter = 0;

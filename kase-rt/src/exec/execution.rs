@@ -889,6 +889,12 @@ impl Execution {
         object
     }
 
+    /// Whether the execution is over and its unfinished threads are being
+    /// unwound (their destructors' operations run unrecorded).
+    pub(crate) fn tearing_down(&self) -> bool {
+        self.teardown
+    }
+
     /// Whether the model wants the choice made now explored (loom's
     /// exploration controls).
     pub(crate) fn exploring(&self) -> bool {

@@ -66,7 +66,8 @@ impl PoisonFlag {
     /// Releases a lock whose guard poisons it on a panic (a mutex's or a
     /// write lock's): as std, only a panic that started while the lock was
     /// held (`panicking`: whether the thread was already panicking when it
-    /// locked) poisons it. Outside a model (`object` is `None`),
+    /// locked) poisons it, and not kase's unwinding of a thread an early
+    /// stop left unfinished. Outside a model (`object` is `None`),
     /// `unlock_real` releases the real lock; inside, the release is the
     /// visible operation `kind` at `location`.
     pub(crate) fn release(
@@ -86,7 +87,11 @@ impl PoisonFlag {
                 unlock_real();
             }
             Some(object) => exec::visible(Some(object), kind, location, |e, _| {
-                e.object_mut(object).lock().poisoned |= poison;
+                // Unwinding a thread the execution stopped early is kase's
+                // doing, not a panic of the program: a destructor that
+                // locks again must not find the lock poisoned (its
+                // `unwrap` would panic during the unwind and abort).
+                e.object_mut(object).lock().poisoned |= poison && !e.tearing_down();
                 ((), None)
             }),
         }
