@@ -5,8 +5,8 @@ use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
-use kase::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
-use kase::sync::{Arc, Mutex};
+use kase::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use kase::sync::{Arc, Condvar, Mutex};
 use kase::{thread, Builder, FailureKind};
 
 // ---------------------------------------------------------------- scope
@@ -193,6 +193,84 @@ fn early_stop_unwinding_a_critical_section_does_not_poison_its_lock() {
     let failure = report.failure().expect("main's panic is found");
     assert_eq!(failure.kind(), FailureKind::Panic);
     assert_eq!(failure.message(), Some("stop the execution"));
+}
+
+/// A pool whose `Drop` stops its worker and joins it, in a model whose
+/// executions often end early (RC11 with a condvar: the canonical
+/// reduction cuts redundant ones short). The worker is torn down after the
+/// pool's owner, so the join lets it run on and finish: before, it was
+/// unwound first, the join got no value, and `unwrap` in the destructor
+/// aborted the test process.
+#[test]
+fn early_stop_lets_a_joined_worker_finish_for_the_destructor() {
+    struct Pool {
+        stop: Arc<AtomicBool>,
+        worker: Option<thread::JoinHandle<u32>>,
+    }
+    impl Drop for Pool {
+        fn drop(&mut self) {
+            self.stop.store(true, SeqCst);
+            assert_eq!(self.worker.take().unwrap().join().unwrap(), 7);
+        }
+    }
+    let report = Builder::new().explore(|| {
+        let stop = Arc::new(AtomicBool::new(false));
+        let x = Arc::new(AtomicUsize::new(0));
+        let pair = Arc::new((Mutex::new(0), Condvar::new()));
+        let (stop2, x2, pair2) = (stop.clone(), x.clone(), pair.clone());
+        let _pool = Pool {
+            stop,
+            worker: Some(thread::spawn(move || {
+                x2.store(1, Relaxed);
+                *pair2.0.lock().unwrap() += 1;
+                pair2.1.notify_one();
+                x2.store(2, Relaxed);
+                while !stop2.load(SeqCst) {
+                    thread::yield_now();
+                }
+                7
+            })),
+        };
+        x.load(Relaxed);
+        drop(pair.0.lock().unwrap());
+        x.load(Relaxed);
+    });
+    assert!(report.failure().is_none(), "{report}");
+    assert!(
+        report.sleep_set_blocked() > 0,
+        "no execution ended early: {report}"
+    );
+}
+
+/// A destructor that joins a worker that never finishes (nobody stops it)
+/// while a failure tears the execution down: the join lets it run a
+/// bounded number of steps, then unwinds it and returns no value, rather
+/// than hang.
+#[test]
+fn early_stop_gives_up_on_a_joined_worker_that_never_finishes() {
+    struct Owner(Option<thread::JoinHandle<()>>);
+    impl Drop for Owner {
+        fn drop(&mut self) {
+            let joined = self.0.take().unwrap().join();
+            if !std::thread::panicking() {
+                joined.unwrap();
+            }
+        }
+    }
+    let report = Builder::new().max_executions(1).explore(|| {
+        let never = Arc::new(AtomicBool::new(false));
+        let never2 = never.clone();
+        let _owner = Owner(Some(thread::spawn(move || {
+            while !never2.load(SeqCst) {
+                thread::yield_now();
+            }
+        })));
+        // Its panic ends the execution while main waits here, owning the
+        // worker; main is then torn down first.
+        let _ = thread::spawn(|| panic!("stop the execution")).join();
+    });
+    let failure = report.failure().expect("main's panic is found");
+    assert_eq!(failure.kind(), FailureKind::Panic);
 }
 
 #[test]

@@ -26,9 +26,10 @@ pub(crate) trait Continuation {
     fn resume(&mut self) -> Resumed;
 
     /// Ends an unfinished thread by unwinding its stack (running its
-    /// destructors), then hands its resources back for reuse. The caller
-    /// must make visible operations neither block nor switch meanwhile.
-    fn unwind(self: Box<Self>, pool: &mut StackPool);
+    /// destructors); [`recycle`](Self::recycle) then hands its resources
+    /// back. The caller must make visible operations neither block nor
+    /// switch meanwhile.
+    fn force_unwind(&mut self);
 
     /// Last resort when unwinding is impossible (the driver itself is
     /// panicking: a second unwind would abort): never resume the thread and
@@ -169,9 +170,8 @@ impl Continuation for CoroutineThread {
         }
     }
 
-    fn unwind(mut self: Box<Self>, pool: &mut StackPool) {
+    fn force_unwind(&mut self) {
         self.coroutine.force_unwind();
-        self.recycle(pool);
     }
 
     fn leak(self: Box<Self>) {
@@ -254,7 +254,8 @@ mod tests {
             )
         };
         assert_eq!(c.resume(), Resumed::Suspended);
-        c.unwind(&mut pool);
+        c.force_unwind();
+        c.recycle(&mut pool);
         assert!(*dropped.borrow());
         assert_eq!(pool.free.len(), 1, "the stack is reused");
     }

@@ -4,6 +4,7 @@
 
 use super::error::OrInternal;
 use std::cell::RefCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use super::action::ThreadIdx;
@@ -97,22 +98,106 @@ impl<'a> Continuations<'a, '_> {
 
 impl Drop for Continuations<'_, '_> {
     /// Ends the threads an early stop left unfinished, running their
-    /// destructors (so borrowed data and real locks are released). Children
-    /// go before their parents (a child's index is always higher): a scoped
-    /// thread may borrow from its spawner's stack.
+    /// destructors (so borrowed data and real locks are released), in
+    /// `Execution::teardown_order`: a thread before the threads it spawned,
+    /// a scoped thread before its spawner (it may borrow from its stack). A
+    /// destructor that joins a thread not torn down yet lets it run on to
+    /// its end first (`Settle`), as a pool's `Drop` that stops and joins its
+    /// workers expects; before, the worker was unwound first, the join got
+    /// no value, and the destructor's `unwrap` aborted the process.
     fn drop(&mut self) {
         let driver_panicking = std::thread::panicking();
         self.exec.borrow_mut().teardown = true;
-        for (t, cont) in self.threads.drain(..).enumerate().rev() {
-            let Some(cont) = cont else { continue };
-            if driver_panicking {
+        if driver_panicking {
+            for cont in self.threads.drain(..).flatten() {
                 cont.leak();
-            } else {
-                self.exec.borrow_mut().current = ThreadIdx(t as u32);
-                let pool = &mut *self.pool;
-                panic::in_coroutine(|| cont.unwind(pool));
+            }
+            return;
+        }
+        let order = self.exec.borrow().teardown_order();
+        let tearing = TearingDown {
+            threads: RefCell::new(std::mem::take(&mut self.threads)),
+            pool: RefCell::new(&mut *self.pool),
+            exec: self.exec,
+        };
+        let _registered = tearing.register();
+        for t in order {
+            let taken = tearing
+                .threads
+                .borrow_mut()
+                .get_mut(t.index())
+                .and_then(Option::take);
+            // Gone: it finished, or a join let it run to its end.
+            let Some(mut cont) = taken else { continue };
+            self.exec.borrow_mut().current = t;
+            panic::in_coroutine(|| cont.force_unwind());
+            cont.recycle(&mut tearing.pool.borrow_mut());
+        }
+    }
+}
+
+/// What a join reaches while the execution is torn down: the threads not
+/// torn down yet (`Execution::settler`).
+pub(crate) trait Settle {
+    /// Lets `thread`, if it is not torn down yet, run on from where it
+    /// stopped: its operations run at once and unrecorded, as its
+    /// destructors' would, until it finishes; one that does not finish
+    /// within a bound (it waits for something that never comes) is unwound
+    /// instead.
+    fn settle(&self, thread: ThreadIdx);
+}
+
+/// The continuations being torn down, shared with the joins of their
+/// destructors.
+struct TearingDown<'a, 'p> {
+    threads: RefCell<Vec<Option<Box<dyn Continuation + 'a>>>>,
+    pool: RefCell<&'p mut StackPool>,
+    exec: &'a RefCell<Execution>,
+}
+
+impl TearingDown<'_, '_> {
+    /// Makes `self` what joins reach until the returned guard is dropped.
+    fn register(&self) -> impl Drop + '_ {
+        struct Registered<'e>(&'e RefCell<Execution>);
+        impl Drop for Registered<'_> {
+            fn drop(&mut self) {
+                self.0.borrow_mut().settler = None;
             }
         }
+        let settler: *const (dyn Settle + '_) = self;
+        // SAFETY: only the lifetime is erased. The guard clears the pointer
+        // before `self` goes away (it borrows `self`), and the pointer is
+        // used only by joins made while `self` tears the threads down.
+        let settler: *const (dyn Settle + 'static) = unsafe { std::mem::transmute(settler) };
+        self.exec.borrow_mut().settler = Some(settler);
+        Registered(self.exec)
+    }
+}
+
+impl Settle for TearingDown<'_, '_> {
+    fn settle(&self, thread: ThreadIdx) {
+        let taken = self
+            .threads
+            .borrow_mut()
+            .get_mut(thread.index())
+            .and_then(Option::take);
+        let Some(mut cont) = taken else { return };
+        let joiner = {
+            let mut e = self.exec.borrow_mut();
+            e.running_on.push((thread, 0));
+            std::mem::replace(&mut e.current, thread)
+        };
+        // Its body passes a panic of its own on while tearing down; it
+        // ends the thread like a return.
+        let resumed = catch_unwind(AssertUnwindSafe(|| cont.resume()));
+        self.exec.borrow_mut().running_on.pop();
+        if let Ok(Resumed::Suspended) = resumed {
+            // It did not finish within the bound (`Execution::announce`).
+            cont.force_unwind();
+        }
+        self.exec.borrow_mut().current = joiner;
+        cont.recycle(&mut self.pool.borrow_mut());
+        drop(resumed); // its payload's `Drop` may use shims
     }
 }
 

@@ -20,6 +20,7 @@ use super::arcs::TrackedArc;
 use super::clock::VectorClock;
 use super::continuation::Suspend;
 use super::dependence::SpinRole;
+use super::driver::Settle;
 use super::hb::ThreadHb;
 use super::heap::Heap;
 use super::object::{ObjectDetail, ObjectHandle, ObjectState};
@@ -43,6 +44,11 @@ pub struct Execution {
     pub(super) fault: Option<Fault>,
     /// Unfinished threads are being unwound after the execution ended.
     pub(super) teardown: bool,
+    /// While tearing down: what a join reaches to let the thread it joins
+    /// finish first (`driver.rs`, `Settle`), and the threads it is letting
+    /// run on (innermost last) with the operations each made.
+    pub(super) settler: Option<*const dyn Settle>,
+    pub(super) running_on: Vec<(ThreadIdx, u32)>,
     pub(super) max_steps: u64,
     spurious_wakeups: bool,
     pub(super) watch: Option<Arc<Watch>>,
@@ -172,6 +178,8 @@ impl Execution {
             unstarted: VecDeque::new(),
             fault: None,
             teardown: false,
+            settler: None,
+            running_on: Vec::new(),
         };
         let object = exec.add_object(ObjectDetail::Thread(ThreadIdx::MAIN));
         // Main's happens-before starts empty (`ThreadState::new`).
@@ -347,6 +355,17 @@ impl Execution {
             // block (a lock is granted, a join sees no value). If user code
             // swallowed the unwind and goes on, suspending restarts it.
             self.thread_mut(action.thread).pending = Some(pending);
+            if let Some((t, steps)) = self.running_on.last_mut() {
+                if *t == action.thread {
+                    // A thread a join lets run on (`driver.rs`, `Settle`):
+                    // past a bound it is not finishing, and goes back to
+                    // the join, which unwinds it.
+                    *steps += 1;
+                    return (*steps > RUN_ON_STEPS)
+                        .then(|| self.thread(action.thread).suspender)
+                        .flatten();
+                }
+            }
             return if std::thread::panicking() {
                 None
             } else {
@@ -853,6 +872,7 @@ impl Execution {
         &mut self,
         body: Box<dyn FnOnce() + Send>,
         name: Option<String>,
+        scoped: bool,
     ) -> ThreadIdx {
         let parent = self.current;
         let nth = {
@@ -869,6 +889,8 @@ impl Execution {
             .unwrap_or_default();
         let mut state = ThreadState::new(child, object, clock);
         state.hb = ThreadHb::new(child, &self.thread(parent).hb.clock);
+        state.spawner = Some(parent);
+        state.scoped = scoped;
         self.add_thread(state);
         self.unstarted.push_back((child, body));
         child
@@ -893,6 +915,33 @@ impl Execution {
     /// unwound (their destructors' operations run unrecorded).
     pub(crate) fn tearing_down(&self) -> bool {
         self.teardown
+    }
+
+    /// The order unfinished threads are torn down in: each before the
+    /// threads it spawned, so that a destructor that joins one (a pool
+    /// stopping its workers) finds it still there to let finish; but a
+    /// scoped thread before its spawner, whose frames it may borrow from.
+    pub(super) fn teardown_order(&self) -> Vec<ThreadIdx> {
+        fn place(e: &Execution, t: usize, placed: &mut [bool], order: &mut Vec<ThreadIdx>) {
+            for c in (t + 1..e.threads.len()).rev() {
+                let scoped_child = e.threads[c]
+                    .as_ref()
+                    .is_some_and(|c| c.scoped && c.spawner.is_some_and(|s| s.index() == t));
+                if scoped_child && !placed[c] {
+                    place(e, c, placed, order);
+                }
+            }
+            placed[t] = true;
+            order.push(ThreadIdx(t as u32));
+        }
+        let mut placed = vec![false; self.threads.len()];
+        let mut order = Vec::with_capacity(self.threads.len());
+        for t in 0..self.threads.len() {
+            if !placed[t] && self.threads[t].is_some() {
+                place(self, t, &mut placed, &mut order);
+            }
+        }
+        order
     }
 
     /// Whether the model wants the choice made now explored (loom's
@@ -967,6 +1016,11 @@ struct Repeated {
     /// The number of events at the earlier point.
     since: usize,
 }
+
+/// How many operations a thread a join lets run on while tearing down may
+/// make before the join gives up on it (it waits for something that never
+/// comes) and unwinds it.
+const RUN_ON_STEPS: u32 = 10_000;
 
 /// In a [`thread_mask`]: some thread past the 63rd (then no cycle is
 /// judged fair: the mask cannot tell them apart).

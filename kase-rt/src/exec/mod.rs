@@ -120,6 +120,23 @@ pub(crate) fn visible<R>(
     with(|e| e.perform(effect))
 }
 
+/// Before a join of `thread`: while an early stop tears the execution
+/// down, lets `thread` run on to its end if it is still there (`driver.rs`,
+/// `Settle`), so that a destructor that joins it gets its value. Otherwise
+/// nothing.
+pub(crate) fn settle(thread: ThreadIdx) {
+    let settler = with(|e| match e.teardown && !e.is_finished(thread) {
+        true => e.settler,
+        false => None,
+    });
+    if let Some(settler) = settler {
+        // SAFETY: `settler` is set only while the driver tears the
+        // execution down and cleared before what it points to goes away;
+        // this join runs during that teardown.
+        unsafe { (*settler).settle(thread) };
+    }
+}
+
 /// A yield (`yield_now`, `spin_loop`, `sleep`) at `location`: a scheduling
 /// point where a spinning thread may wait (`exec/spin`). `caller` is the
 /// yielding frame's state, captured by an `#[inline(always)]` shim.

@@ -67,6 +67,11 @@ pub(crate) struct ThreadState {
     pub events: u32,
     /// Children spawned so far (for naming them).
     pub spawned: u32,
+    /// The thread that spawned it (`None` for main), and whether its
+    /// closure may borrow from that thread's stack (a scoped thread): the
+    /// order threads are torn down in depends on it.
+    pub spawner: Option<ThreadIdx>,
+    pub scoped: bool,
     pub pending: Option<Pending>,
     pub finished: bool,
     /// Set while its body runs; valid until the body returns.
@@ -110,6 +115,8 @@ impl ThreadState {
             clock,
             events: 0,
             spawned: 0,
+            spawner: None,
+            scoped: false,
             pending: None,
             finished: false,
             suspender: None,

@@ -9,9 +9,10 @@
 //! Soundness of the borrowing (model side): a scoped thread's closure has its
 //! lifetime erased when it becomes a model thread. It is run to completion
 //! before `scope` returns (the scope joins it); if the execution stops early
-//! while it runs, the driver unwinds child threads before their parents, so
-//! its frames end before the spawner's frame; and if it never started, its
-//! closure is leaked rather than dropped after the borrowed data is gone.
+//! while it runs, the driver unwinds a scoped thread before its spawner
+//! (`Execution::teardown_order`), so its frames end before the spawner's
+//! frame; and if it never started, its closure is leaked rather than dropped
+//! after the borrowed data is gone.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -145,6 +146,7 @@ impl ModelScope {
             let next = self.threads.lock().pop();
             let Some((thread, joined)) = next else { break };
             if !joined.swap(true, Ordering::Relaxed) {
+                exec::settle(thread);
                 // Its value is dropped with the handle's slot.
                 let object = exec::with(|e| e.thread_object(thread));
                 exec::visible(Some(object), crate::exec::OpKind::Join, location, |_, _| {
@@ -233,8 +235,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
                 let body = move || ManuallyDrop::into_inner(f)();
                 // SAFETY: the thread is joined before the scope (and so 'scope)
                 // ends: by its handle or by `join_all`; an early stop unwinds
-                // it before its spawner; an unstarted body is leaked.
-                let (child, slot) = unsafe { thread::spawn_model(body, name, location) };
+                // it before its spawner (it is marked scoped for that); an
+                // unstarted body is leaked.
+                let (child, slot) = unsafe { thread::spawn_model(body, name, true, location) };
                 let joined = Arc::new(AtomicBool::new(false));
                 model.threads.lock().push((child, joined.clone()));
                 Ok(ScopedJoinHandle {

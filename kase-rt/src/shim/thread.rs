@@ -31,7 +31,7 @@ where
         return JoinHandle::from_std(std::thread::spawn(f));
     }
     // SAFETY: `f` and `T` are 'static.
-    let (child, slot) = unsafe { spawn_model(f, None, Location::caller()) };
+    let (child, slot) = unsafe { spawn_model(f, None, false, Location::caller()) };
     JoinHandle::from_model(child, None, slot)
 }
 
@@ -50,6 +50,7 @@ pub(crate) type Slot<T> = Arc<parking_lot::Mutex<Option<T>>>;
 pub(crate) unsafe fn spawn_model<'a, F, T>(
     f: F,
     name: Option<String>,
+    scoped: bool,
     location: &'static Location<'static>,
 ) -> (ThreadIdx, Slot<T>)
 where
@@ -63,7 +64,7 @@ where
     // body does not outlive what it borrows.
     let body: Box<dyn FnOnce() + Send + 'static> = unsafe { std::mem::transmute(body) };
     let child = exec::visible(None, OpKind::Spawn, location, |e, _| {
-        let child = e.spawn_child(body, name);
+        let child = e.spawn_child(body, name, scoped);
         (child, Some(u64::from(child.0)))
     });
     (child, slot)
@@ -76,6 +77,7 @@ pub(crate) fn join_model<T>(
     slot: &Slot<T>,
     location: &'static Location<'static>,
 ) -> Result<T> {
+    exec::settle(thread);
     let object = exec::with(|e| e.thread_object(thread));
     exec::visible(Some(object), OpKind::Join, location, |_, _| ((), None));
     let value = slot.lock().take();

@@ -93,7 +93,7 @@ impl Builder {
         let name = self.checked_name();
         let display: Option<Arc<str>> = name.as_deref().map(Arc::from);
         // SAFETY: `f` and `T` are 'static.
-        let (child, slot) = unsafe { spawn_model(f, name, Location::caller()) };
+        let (child, slot) = unsafe { spawn_model(f, name, false, Location::caller()) };
         Ok(JoinHandle::from_model(child, display, slot))
     }
 
