@@ -273,6 +273,69 @@ fn early_stop_gives_up_on_a_joined_worker_that_never_finishes() {
     assert_eq!(failure.kind(), FailureKind::Panic);
 }
 
+/// A thread panics while it owns a pool whose `Drop` stops and joins its
+/// worker. It never switches away while it unwinds, so the join lets the
+/// worker run on (its steps are the execution's) and the panic is what is
+/// reported. Before, the join got no value and the destructor's `unwrap`
+/// aborted the test process: the bug kase found was lost.
+#[test]
+fn a_panic_unwinding_through_a_pool_drop_is_reported() {
+    struct Pool {
+        stop: Arc<AtomicBool>,
+        worker: Option<thread::JoinHandle<()>>,
+    }
+    impl Drop for Pool {
+        fn drop(&mut self) {
+            self.stop.store(true, SeqCst);
+            self.worker.take().unwrap().join().unwrap();
+        }
+    }
+    let report = Builder::new().explore(|| {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let _pool = Pool {
+            stop,
+            worker: Some(thread::spawn(move || {
+                while !stop2.load(SeqCst) {
+                    thread::yield_now();
+                }
+            })),
+        };
+        panic!("the bug");
+    });
+    let failure = report.failure().expect("the panic is found");
+    assert_eq!(failure.kind(), FailureKind::Panic);
+    assert_eq!(failure.message(), Some("the bug"));
+}
+
+/// The same with a worker nobody stops: the program hangs in the
+/// destructor's join, a deadlock kase reports instead of aborting.
+#[test]
+fn a_panic_unwinding_into_a_join_that_never_returns_is_a_deadlock() {
+    struct Owner(Option<thread::JoinHandle<()>>);
+    impl Drop for Owner {
+        fn drop(&mut self) {
+            let joined = self.0.take().unwrap().join();
+            if !std::thread::panicking() {
+                joined.unwrap();
+            }
+        }
+    }
+    let report = Builder::new().explore(|| {
+        let never = Arc::new(AtomicBool::new(false));
+        let never2 = never.clone();
+        let _owner = Owner(Some(thread::spawn(move || {
+            while !never2.load(SeqCst) {
+                thread::yield_now();
+            }
+        })));
+        thread::yield_now();
+        panic!("the bug");
+    });
+    let failure = report.failure().expect("the hang is found");
+    assert_eq!(failure.kind(), FailureKind::Deadlock, "{report}");
+}
+
 #[test]
 fn scope_outside_a_model_is_std() {
     let mut counter = 0;

@@ -58,10 +58,12 @@ fn thread_body<'a>(thread: ThreadIdx, body: Box<dyn FnOnce() + 'a>) -> Body<'a> 
     })
 }
 
-/// The continuations of one execution's threads, by [`ThreadIdx`].
+/// The continuations of one execution's threads, by [`ThreadIdx`]. A
+/// thread's is taken out of the table while it runs, so that a join it
+/// makes can reach the thread it joins (`Settle`).
 struct Continuations<'a, 'p> {
-    threads: Vec<Option<Box<dyn Continuation + 'a>>>,
-    pool: &'p mut StackPool,
+    threads: RefCell<Vec<Option<Box<dyn Continuation + 'a>>>>,
+    pool: RefCell<&'p mut StackPool>,
     exec: &'a RefCell<Execution>,
     /// Told when model code runs, so the watchdog ignores the explorer's
     /// own work between steps.
@@ -75,23 +77,84 @@ impl<'a> Continuations<'a, '_> {
     ///
     /// Whatever `body` borrows must outlive `self`: every continuation is
     /// finished, or unwound when `self` is dropped.
-    unsafe fn start(&mut self, t: ThreadIdx, body: Body<'a>) {
-        if self.threads.len() <= t.index() {
-            self.threads.resize_with(t.index() + 1, || None);
-        }
+    unsafe fn start(&self, t: ThreadIdx, body: Body<'a>) {
+        let mut pool = self.pool.borrow_mut();
         // SAFETY: passed on to our caller.
-        self.threads[t.index()] = Some(unsafe { CoroutineThread::boxed(self.pool, t.0, body) });
+        let cont = unsafe { CoroutineThread::boxed(&mut pool, t.0, body) };
+        let mut threads = self.threads.borrow_mut();
+        if threads.len() <= t.index() {
+            threads.resize_with(t.index() + 1, || None);
+        }
+        threads[t.index()] = Some(cont);
+    }
+
+    /// Takes `t`'s continuation out of the table while it runs; it goes
+    /// back when the returned guard is dropped unless it finished.
+    fn take(&self, t: ThreadIdx) -> Option<Running<'_, 'a>> {
+        let cont = self.threads.borrow_mut().get_mut(t.index())?.take()?;
+        Some(Running {
+            table: &self.threads,
+            t,
+            cont: Some(cont),
+        })
     }
 
     /// Runs `t` until it suspends or finishes.
-    fn resume(&mut self, t: ThreadIdx) {
+    fn resume(&self, t: ThreadIdx) {
         self.exec.borrow_mut().current = t;
         let _running = self.watch.as_deref().map(|w| w.running(t));
-        let slot = &mut self.threads[t.index()];
-        let cont = slot.as_mut().or_internal("resuming a finished thread");
-        let finished = panic::in_coroutine(|| cont.resume()) == Resumed::Finished;
-        if finished {
-            slot.take().expect("present").recycle(self.pool);
+        let mut running = self.take(t).or_internal("resuming a finished thread");
+        if panic::in_coroutine(|| running.resume()) == Resumed::Finished {
+            running.recycle(&mut self.pool.borrow_mut());
+        }
+    }
+
+    /// Makes `self` what joins reach until the returned guard is dropped.
+    fn register(&self) -> impl Drop + '_ {
+        struct Registered<'e>(&'e RefCell<Execution>);
+        impl Drop for Registered<'_> {
+            fn drop(&mut self) {
+                self.0.borrow_mut().settler = None;
+            }
+        }
+        let settler: *const (dyn Settle + '_) = self;
+        // SAFETY: only the lifetime is erased. The guard clears the pointer
+        // before `self` goes away (it borrows `self`), and the pointer is
+        // used only by joins of the threads `self` runs meanwhile.
+        let settler: *const (dyn Settle + 'static) = unsafe { std::mem::transmute(settler) };
+        self.exec.borrow_mut().settler = Some(settler);
+        Registered(self.exec)
+    }
+}
+
+/// A continuation taken out of its table while it runs.
+struct Running<'t, 'a> {
+    table: &'t RefCell<Vec<Option<Box<dyn Continuation + 'a>>>>,
+    t: ThreadIdx,
+    cont: Option<Box<dyn Continuation + 'a>>,
+}
+
+impl Running<'_, '_> {
+    fn resume(&mut self) -> Resumed {
+        self.cont.as_mut().expect("present").resume()
+    }
+
+    fn force_unwind(&mut self) {
+        self.cont.as_mut().expect("present").force_unwind();
+    }
+
+    /// Its thread is done: its resources go back to `pool`.
+    fn recycle(mut self, pool: &mut StackPool) {
+        self.cont.take().expect("present").recycle(pool);
+    }
+}
+
+impl Drop for Running<'_, '_> {
+    /// Back into the table (also when the driver panics: its teardown then
+    /// leaks it).
+    fn drop(&mut self) {
+        if let Some(cont) = self.cont.take() {
+            self.table.borrow_mut()[self.t.index()] = Some(cont);
         }
     }
 }
@@ -109,95 +172,86 @@ impl Drop for Continuations<'_, '_> {
         let driver_panicking = std::thread::panicking();
         self.exec.borrow_mut().teardown = true;
         if driver_panicking {
-            for cont in self.threads.drain(..).flatten() {
+            for cont in self.threads.get_mut().drain(..).flatten() {
                 cont.leak();
             }
             return;
         }
+        let _registered = self.register();
         let order = self.exec.borrow().teardown_order();
-        let tearing = TearingDown {
-            threads: RefCell::new(std::mem::take(&mut self.threads)),
-            pool: RefCell::new(&mut *self.pool),
-            exec: self.exec,
-        };
-        let _registered = tearing.register();
         for t in order {
-            let taken = tearing
-                .threads
-                .borrow_mut()
-                .get_mut(t.index())
-                .and_then(Option::take);
             // Gone: it finished, or a join let it run to its end.
-            let Some(mut cont) = taken else { continue };
+            let Some(mut running) = self.take(t) else {
+                continue;
+            };
             self.exec.borrow_mut().current = t;
-            panic::in_coroutine(|| cont.force_unwind());
-            cont.recycle(&mut tearing.pool.borrow_mut());
+            panic::in_coroutine(|| running.force_unwind());
+            running.recycle(&mut self.pool.borrow_mut());
         }
     }
 }
 
-/// What a join reaches while the execution is torn down: the threads not
-/// torn down yet (`Execution::settler`).
+/// What a join reaches (`Execution::settler`) when the joining thread
+/// cannot wait: while an early stop tears the execution down, or while the
+/// joining thread unwinds from a panic (it never switches away then). A
+/// destructor that stops and joins a worker then still gets its value.
 pub(crate) trait Settle {
-    /// Lets `thread`, if it is not torn down yet, run on from where it
-    /// stopped: its operations run at once and unrecorded, as its
-    /// destructors' would, until it finishes; one that does not finish
-    /// within a bound (it waits for something that never comes) is unwound
-    /// instead.
+    /// Lets `thread`, if it is suspended, run on from where it stopped until
+    /// it finishes. While tearing down, its operations run at once and
+    /// unrecorded, as destructors' do, and one that does not finish within
+    /// a bound (it waits for something that never comes) is unwound. While
+    /// a panic unwinds the joiner, its operations are the execution's (the
+    /// joiner waits, it is the thread that runs), and it stops where it
+    /// would wait; the join then reports the deadlock it is.
     fn settle(&self, thread: ThreadIdx);
 }
 
-/// The continuations being torn down, shared with the joins of their
-/// destructors.
-struct TearingDown<'a, 'p> {
-    threads: RefCell<Vec<Option<Box<dyn Continuation + 'a>>>>,
-    pool: RefCell<&'p mut StackPool>,
-    exec: &'a RefCell<Execution>,
-}
-
-impl TearingDown<'_, '_> {
-    /// Makes `self` what joins reach until the returned guard is dropped.
-    fn register(&self) -> impl Drop + '_ {
-        struct Registered<'e>(&'e RefCell<Execution>);
-        impl Drop for Registered<'_> {
-            fn drop(&mut self) {
-                self.0.borrow_mut().settler = None;
-            }
-        }
-        let settler: *const (dyn Settle + '_) = self;
-        // SAFETY: only the lifetime is erased. The guard clears the pointer
-        // before `self` goes away (it borrows `self`), and the pointer is
-        // used only by joins made while `self` tears the threads down.
-        let settler: *const (dyn Settle + 'static) = unsafe { std::mem::transmute(settler) };
-        self.exec.borrow_mut().settler = Some(settler);
-        Registered(self.exec)
-    }
-}
-
-impl Settle for TearingDown<'_, '_> {
+impl Settle for Continuations<'_, '_> {
     fn settle(&self, thread: ThreadIdx) {
-        let taken = self
-            .threads
-            .borrow_mut()
-            .get_mut(thread.index())
-            .and_then(Option::take);
-        let Some(mut cont) = taken else { return };
+        let mut running = match self.take(thread) {
+            Some(running) => {
+                let e = self.exec.borrow();
+                if !e.teardown && !e.can_run(thread) {
+                    return; // it waits too: the join reports the deadlock
+                }
+                drop(e);
+                running
+            }
+            None => {
+                // Spawned just before the joiner stopped switching: it has
+                // not run yet. Otherwise it finished, was torn down, or is
+                // the thread running (which joins itself).
+                let body = self.exec.borrow_mut().take_unstarted(thread);
+                let Some(body) = body else { return };
+                // SAFETY: as for the threads the driver starts.
+                unsafe { self.start(thread, thread_body(thread, body)) };
+                self.take(thread).or_internal("a thread just started")
+            }
+        };
         let joiner = {
             let mut e = self.exec.borrow_mut();
             e.running_on.push((thread, 0));
             std::mem::replace(&mut e.current, thread)
         };
-        // Its body passes a panic of its own on while tearing down; it
+        // While tearing down, its body passes a panic of its own on; it
         // ends the thread like a return.
-        let resumed = catch_unwind(AssertUnwindSafe(|| cont.resume()));
-        self.exec.borrow_mut().running_on.pop();
-        if let Ok(Resumed::Suspended) = resumed {
-            // It did not finish within the bound (`Execution::announce`).
-            cont.force_unwind();
+        let resumed = catch_unwind(AssertUnwindSafe(|| running.resume()));
+        let tearing_down = {
+            let mut e = self.exec.borrow_mut();
+            e.running_on.pop();
+            e.teardown
+        };
+        match resumed {
+            Ok(Resumed::Suspended) if !tearing_down => {} // it waits: back in the table
+            Ok(Resumed::Suspended) => {
+                // It did not finish within the bound (`Execution::announce`).
+                running.force_unwind();
+                running.recycle(&mut self.pool.borrow_mut());
+            }
+            Ok(Resumed::Finished) | Err(_) => running.recycle(&mut self.pool.borrow_mut()),
         }
         self.exec.borrow_mut().current = joiner;
-        cont.recycle(&mut self.pool.borrow_mut());
-        drop(resumed); // its payload's `Drop` may use shims
+        drop(resumed); // a payload's `Drop` may use shims
     }
 }
 
@@ -217,12 +271,14 @@ pub(crate) fn run(
     let mut redundant = false;
     EXECUTION.set(&exec, || {
         let watch = exec.borrow().watch.clone();
-        let mut threads = Continuations {
-            threads: Vec::new(),
-            pool,
+        let threads = Continuations {
+            threads: RefCell::new(Vec::new()),
+            pool: RefCell::new(pool),
             exec: &exec,
             watch,
         };
+        // Until teardown, which registers again while it runs.
+        let _joins_reach_it = threads.register();
         // SAFETY: `threads` is dropped at the end of this closure, before
         // `main` and `exec` go away; its drop unwinds unfinished threads.
         unsafe {

@@ -287,6 +287,17 @@ impl Execution {
         idx
     }
 
+    /// The body of `t` if it was spawned and has not started.
+    pub(super) fn take_unstarted(&mut self, t: ThreadIdx) -> Option<Box<dyn FnOnce() + Send>> {
+        let i = self.unstarted.iter().position(|(u, _)| *u == t)?;
+        self.unstarted.remove(i).map(|(_, body)| body)
+    }
+
+    /// Whether suspended thread `t`'s pending operation can be performed.
+    pub(super) fn can_run(&self, t: ThreadIdx) -> bool {
+        self.thread(t).pending.is_some_and(|p| self.is_enabled(&p))
+    }
+
     fn is_enabled(&self, pending: &Pending) -> bool {
         if pending.action.kind == OpKind::Yield {
             // A spinning thread waits for a modification it has not seen.
@@ -397,6 +408,19 @@ impl Execution {
                     action.thread, self.max_steps
                 );
                 std::process::abort();
+            }
+        }
+        if let Some((t, steps)) = self.running_on.last_mut() {
+            if *t == action.thread {
+                // A thread a join made while unwinding lets run on
+                // (`driver.rs`, `Settle`): where it would wait, or past a
+                // bound, it goes back to the join.
+                *steps += 1;
+                if *steps > RUN_ON_STEPS || !self.is_enabled(&pending) {
+                    let thread = self.thread_mut(action.thread);
+                    thread.pending = Some(pending);
+                    return thread.suspender;
+                }
             }
         }
         if !switch && !self.is_enabled(&pending) && self.fault.is_none() {

@@ -120,19 +120,21 @@ pub(crate) fn visible<R>(
     with(|e| e.perform(effect))
 }
 
-/// Before a join of `thread`: while an early stop tears the execution
-/// down, lets `thread` run on to its end if it is still there (`driver.rs`,
-/// `Settle`), so that a destructor that joins it gets its value. Otherwise
-/// nothing.
+/// Before a join of `thread` by a thread that cannot wait for it (an early
+/// stop tears the execution down, or the joiner unwinds from a panic and
+/// never switches away): lets `thread` run on from where it stopped
+/// (`driver.rs`, `Settle`), so that a destructor that stops and joins it
+/// gets its value. Otherwise nothing.
 pub(crate) fn settle(thread: ThreadIdx) {
-    let settler = with(|e| match e.teardown && !e.is_finished(thread) {
-        true => e.settler,
-        false => None,
+    let cannot_wait = std::thread::panicking();
+    let settler = with(|e| {
+        let stuck = (e.teardown || cannot_wait) && thread != e.current && !e.is_finished(thread);
+        e.settler.filter(|_| stuck)
     });
     if let Some(settler) = settler {
-        // SAFETY: `settler` is set only while the driver tears the
-        // execution down and cleared before what it points to goes away;
-        // this join runs during that teardown.
+        // SAFETY: the driver sets `settler` while it runs the execution's
+        // threads and clears it before what it points to goes away; this
+        // join is made by one of those threads.
         unsafe { (*settler).settle(thread) };
     }
 }
