@@ -22,8 +22,10 @@
 //! The programs it takes are those of atomics, fences, mutexes (`lock` and
 //! unlock: each reads the mutex's previous operation, and a new lock may
 //! take an earlier one's place), spawn, join, tracked cells and yields. At
-//! the first `try_lock`, condvar, channel or other shim object it stops,
-//! and the pipeline explores again with the canonical reduction
+//! the first `try_lock`, condvar, channel or other shim object, or a spin
+//! that waits for any of several locations to change (no one write woke
+//! it, so its graph cannot say which must come before it), it stops, and
+//! the pipeline explores again with the canonical reduction
 //! (`canonical.rs`), which orders those too.
 
 mod added;
@@ -214,6 +216,13 @@ impl Scheduler for Revisit {
         if let Some(spin) = exec.waited_alone() {
             // Its graphs do not say when another thread runs.
             self.unsupported = Some(crate::explore::alone_spin(spin));
+            return Err(Stop::Redundant);
+        }
+        if exec.waited_on_several() {
+            // Its graphs do not say which write woke the yield: a revisit
+            // could move that write after it, and the plan could not be
+            // replayed (sharded-slab's `concurrent_remove_remote_and_reuse`).
+            self.unsupported = Some(crate::explore::por::several_objects(exec));
             return Err(Stop::Redundant);
         }
         self.scan(exec.events());

@@ -19,9 +19,10 @@
 //! * it read nothing: the thread can never leave the loop, and waits forever
 //!   (a deadlock naming it once the other threads are done);
 //! * it read several objects: the yield waits until another thread modifies
-//!   any of them (under sequential consistency the partial-order explorer,
-//!   whose events are on one object each, cannot order that: it hands such
-//!   a model to the exhaustive search; the RC11 explorers order by graphs);
+//!   any of them (the partial-order explorer, whose events are on one
+//!   object each, cannot order that: it hands such a model to the
+//!   exhaustive search; nor can the RC11 revisit explorer, whose graphs do
+//!   not say which write woke the yield: it hands it to the canonical one);
 //! * no cycle (a first yield, a counter that changed, a backoff step): an
 //!   ordinary scheduling point, whatever was read.
 //!
