@@ -273,6 +273,67 @@ fn early_stop_gives_up_on_a_joined_worker_that_never_finishes() {
     assert_eq!(failure.kind(), FailureKind::Panic);
 }
 
+/// The Rust book's thread pool: workers take jobs from a shared receiver;
+/// the pool's `Drop` drops the sender and joins them. Another thread's
+/// panic ends the execution while main owns the pool with a worker waiting
+/// in `recv`: tearing down, the join lets the worker run on, its `recv`
+/// sees the sender gone, and it returns; the panic is reported.
+#[test]
+fn early_stop_with_the_rust_book_thread_pool_alive_reports_the_failure() {
+    use kase::sync::mpsc;
+    type Job = Box<dyn FnOnce() + Send>;
+    struct Pool {
+        sender: Option<mpsc::Sender<Job>>,
+        workers: Vec<thread::JoinHandle<()>>,
+    }
+    impl Pool {
+        fn new(size: usize) -> Pool {
+            let (sender, receiver) = mpsc::channel::<Job>();
+            let receiver = Arc::new(Mutex::new(receiver));
+            let workers = (0..size)
+                .map(|_| {
+                    let receiver = receiver.clone();
+                    thread::spawn(move || loop {
+                        let job = receiver.lock().unwrap().recv();
+                        match job {
+                            Ok(job) => job(),
+                            Err(_) => break,
+                        }
+                    })
+                })
+                .collect();
+            Pool {
+                sender: Some(sender),
+                workers,
+            }
+        }
+    }
+    impl Drop for Pool {
+        fn drop(&mut self) {
+            drop(self.sender.take());
+            for worker in self.workers.drain(..) {
+                worker.join().unwrap();
+            }
+        }
+    }
+    let report = Builder::new().explore(|| {
+        let pool = Pool::new(1);
+        let ran = Arc::new(AtomicUsize::new(0));
+        let ran2 = ran.clone();
+        pool.sender
+            .as_ref()
+            .unwrap()
+            .send(Box::new(move || {
+                ran2.fetch_add(1, SeqCst);
+            }))
+            .unwrap();
+        let _ = thread::spawn(|| panic!("stop the execution")).join();
+    });
+    let failure = report.failure().expect("the panic is found");
+    assert_eq!(failure.kind(), FailureKind::Panic);
+    assert_eq!(failure.message(), Some("stop the execution"));
+}
+
 /// A thread panics while it owns a pool whose `Drop` stops and joins its
 /// worker. It never switches away while it unwinds, so the join lets the
 /// worker run on (its steps are the execution's) and the panic is what is
