@@ -279,7 +279,7 @@ fn early_stop_gives_up_on_a_joined_worker_that_never_finishes() {
 /// in `recv`: tearing down, the join lets the worker run on, its `recv`
 /// sees the sender gone, and it returns; the panic is reported.
 #[test]
-fn early_stop_with_the_rust_book_thread_pool_alive_reports_the_failure() {
+fn a_failure_with_the_rust_book_thread_pool_alive_is_reported() {
     use kase::sync::mpsc;
     type Job = Box<dyn FnOnce() + Send>;
     struct Pool {
@@ -332,6 +332,16 @@ fn early_stop_with_the_rust_book_thread_pool_alive_reports_the_failure() {
     let failure = report.failure().expect("the panic is found");
     assert_eq!(failure.kind(), FailureKind::Panic);
     assert_eq!(failure.message(), Some("stop the execution"));
+
+    // And when main itself panics while it owns the pool: unwinding, it
+    // joins the worker, which finds the sender gone and returns.
+    let report = Builder::new().explore(|| {
+        let _pool = Pool::new(1);
+        panic!("main's bug");
+    });
+    let failure = report.failure().expect("the panic is found");
+    assert_eq!(failure.kind(), FailureKind::Panic, "{report}");
+    assert_eq!(failure.message(), Some("main's bug"));
 }
 
 /// A thread panics while it owns a pool whose `Drop` stops and joins its
