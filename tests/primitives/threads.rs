@@ -285,19 +285,25 @@ fn a_failure_with_the_rust_book_thread_pool_alive_is_reported() {
     struct Pool {
         sender: Option<mpsc::Sender<Job>>,
         workers: Vec<thread::JoinHandle<()>>,
+        /// How many workers are in their loop.
+        started: Arc<AtomicUsize>,
     }
     impl Pool {
         fn new(size: usize) -> Pool {
             let (sender, receiver) = mpsc::channel::<Job>();
             let receiver = Arc::new(Mutex::new(receiver));
+            let started = Arc::new(AtomicUsize::new(0));
             let workers = (0..size)
                 .map(|_| {
-                    let receiver = receiver.clone();
-                    thread::spawn(move || loop {
-                        let job = receiver.lock().unwrap().recv();
-                        match job {
-                            Ok(job) => job(),
-                            Err(_) => break,
+                    let (receiver, started) = (receiver.clone(), started.clone());
+                    thread::spawn(move || {
+                        started.fetch_add(1, SeqCst);
+                        loop {
+                            let job = receiver.lock().unwrap().recv();
+                            match job {
+                                Ok(job) => job(),
+                                Err(_) => break,
+                            }
                         }
                     })
                 })
@@ -305,6 +311,7 @@ fn a_failure_with_the_rust_book_thread_pool_alive_is_reported() {
             Pool {
                 sender: Some(sender),
                 workers,
+                started,
             }
         }
     }
@@ -333,10 +340,16 @@ fn a_failure_with_the_rust_book_thread_pool_alive_is_reported() {
     assert_eq!(failure.kind(), FailureKind::Panic);
     assert_eq!(failure.message(), Some("stop the execution"));
 
-    // And when main itself panics while it owns the pool: unwinding, it
-    // joins the worker, which finds the sender gone and returns.
+    // And when main itself panics while it owns the pool, one worker
+    // waiting in `recv` holding the receiver's lock and the other waiting
+    // for that lock: unwinding, main joins them, and they run in its place
+    // until both find the sender gone. The guard the first drops while main
+    // unwinds does not poison the lock (the second would panic on it).
     let report = Builder::new().explore(|| {
-        let _pool = Pool::new(1);
+        let pool = Pool::new(2);
+        while pool.started.load(SeqCst) < 2 {
+            thread::yield_now();
+        }
         panic!("main's bug");
     });
     let failure = report.failure().expect("the panic is found");
@@ -376,6 +389,46 @@ fn a_panic_unwinding_through_a_pool_drop_is_reported() {
     });
     let failure = report.failure().expect("the panic is found");
     assert_eq!(failure.kind(), FailureKind::Panic);
+    assert_eq!(failure.message(), Some("the bug"));
+}
+
+/// A thread unwinding from a panic joins a thread that waits for a lock a
+/// third thread holds until the joiner's destructor tells it to stop: the
+/// other threads run in the joiner's place, the holder first, and the
+/// panic is reported.
+#[test]
+fn a_panic_unwinding_into_a_join_lets_every_other_thread_run() {
+    struct StopThenJoin(Arc<AtomicBool>, Option<thread::JoinHandle<()>>);
+    impl Drop for StopThenJoin {
+        fn drop(&mut self) {
+            self.0.store(true, SeqCst);
+            self.1.take().unwrap().join().unwrap();
+        }
+    }
+    let report = Builder::new().explore(|| {
+        let (m, stop, held) = (
+            Arc::new(Mutex::new(())),
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let (m2, stop2, held2) = (m.clone(), stop.clone(), held.clone());
+        let holder = thread::spawn(move || {
+            let _g = m2.lock().unwrap();
+            held2.store(true, SeqCst);
+            while !stop2.load(SeqCst) {
+                thread::yield_now();
+            }
+        });
+        while !held.load(SeqCst) {
+            thread::yield_now();
+        }
+        let waiter = thread::spawn(move || drop(m.lock().unwrap()));
+        let _joins = StopThenJoin(stop, Some(waiter));
+        let _holder = holder;
+        panic!("the bug");
+    });
+    let failure = report.failure().expect("the panic is found");
+    assert_eq!(failure.kind(), FailureKind::Panic, "{report}");
     assert_eq!(failure.message(), Some("the bug"));
 }
 

@@ -200,28 +200,61 @@ pub(crate) trait Settle {
     /// it finishes. While tearing down, its operations run at once and
     /// unrecorded, as destructors' do, and one that does not finish within
     /// a bound (it waits for something that never comes) is unwound. While
-    /// a panic unwinds the joiner, its operations are the execution's (the
-    /// joiner waits, it is the thread that runs), and it stops where it
-    /// would wait; the join then reports the deadlock it is.
+    /// a panic unwinds the joiner, the other threads run in the joiner's
+    /// place (the joined one first, each until it would wait), and their
+    /// operations are the execution's; if none can run before `thread`
+    /// finishes, the join reports the deadlock it is.
     fn settle(&self, thread: ThreadIdx);
 }
 
 impl Settle for Continuations<'_, '_> {
     fn settle(&self, thread: ThreadIdx) {
-        let mut running = match self.take(thread) {
-            Some(running) => {
+        if self.exec.borrow().teardown {
+            self.run_on(thread);
+            return;
+        }
+        // The joiner waits and cannot switch away: the other threads run in
+        // its place, the joined one first, until it has finished or none
+        // can run (the join then reports that deadlock).
+        for _ in 0..RUN_ON_ROUNDS {
+            let next = {
                 let e = self.exec.borrow();
-                if !e.teardown && !e.can_run(thread) {
-                    return; // it waits too: the join reports the deadlock
+                if e.is_finished(thread) {
+                    return;
                 }
-                drop(e);
-                running
+                let threads = self.threads.borrow();
+                let suspended = |t: ThreadIdx| {
+                    threads.get(t.index()).is_some_and(Option::is_some) && e.can_run(t)
+                };
+                std::iter::once(thread)
+                    .chain((0..threads.len()).map(|t| ThreadIdx(t as u32)))
+                    .find(|&t| suspended(t) || e.is_unstarted(t))
+            };
+            match next {
+                Some(t) => self.run_on(t),
+                None => return,
             }
+        }
+    }
+}
+
+/// How many times a join that cannot wait lets other threads run before it
+/// gives up (each runs until it would wait, at most `RUN_ON_STEPS`
+/// operations).
+const RUN_ON_ROUNDS: u32 = 1_000;
+
+impl Continuations<'_, '_> {
+    /// Lets `thread` run on from where it stopped (starting it if it was
+    /// spawned and has not run) until it finishes or would wait
+    /// (`Execution::announce`; while tearing down it never waits, and one
+    /// that does not finish within a bound is unwound).
+    fn run_on(&self, thread: ThreadIdx) {
+        let mut running = match self.take(thread) {
+            Some(running) => running,
             None => {
-                // Spawned just before the joiner stopped switching: it has
-                // not run yet. Otherwise it finished, was torn down, or is
-                // the thread running (which joins itself).
                 let body = self.exec.borrow_mut().take_unstarted(thread);
+                // Finished, torn down, or the thread running (which joins
+                // itself).
                 let Some(body) = body else { return };
                 // SAFETY: as for the threads the driver starts.
                 unsafe { self.start(thread, thread_body(thread, body)) };

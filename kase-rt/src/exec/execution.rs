@@ -287,10 +287,23 @@ impl Execution {
         idx
     }
 
+    /// Whether `t` was spawned and has not started.
+    pub(super) fn is_unstarted(&self, t: ThreadIdx) -> bool {
+        self.unstarted.iter().any(|(u, _)| *u == t)
+    }
+
     /// The body of `t` if it was spawned and has not started.
     pub(super) fn take_unstarted(&mut self, t: ThreadIdx) -> Option<Box<dyn FnOnce() + Send>> {
         let i = self.unstarted.iter().position(|(u, _)| *u == t)?;
         self.unstarted.remove(i).map(|(_, body)| body)
+    }
+
+    /// Whether the running model thread is unwinding from a panic. The OS
+    /// thread's panic count is all model threads' at once: a thread a join
+    /// lets run on while the joiner unwinds (`driver.rs`, `Settle`) sees it
+    /// raised without panicking itself.
+    pub(crate) fn panicking(&self) -> bool {
+        std::thread::panicking() && !self.running_on.iter().any(|&(t, _)| t == self.current)
     }
 
     /// Whether suspended thread `t`'s pending operation can be performed.

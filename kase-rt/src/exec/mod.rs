@@ -120,6 +120,16 @@ pub(crate) fn visible<R>(
     with(|e| e.perform(effect))
 }
 
+/// Whether the calling thread is unwinding from a panic: in a model, the
+/// running model thread (`Execution::panicking`), outside `std`'s answer.
+pub(crate) fn panicking() -> bool {
+    if in_model() {
+        with(|e| e.panicking())
+    } else {
+        std::thread::panicking()
+    }
+}
+
 /// Before a join of `thread` by a thread that cannot wait for it (an early
 /// stop tears the execution down, or the joiner unwinds from a panic and
 /// never switches away): lets `thread` run on from where it stopped

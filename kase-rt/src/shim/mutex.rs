@@ -154,7 +154,7 @@ impl<T: ?Sized> Mutex<T> {
 
     #[track_caller]
     fn guard(&self, object: Option<ObjectIdx>, poisoned: bool) -> LockResult<MutexGuard<'_, T>> {
-        let panicking = std::thread::panicking();
+        let panicking = exec::panicking();
         let guard = MutexGuard {
             lock: self,
             object,

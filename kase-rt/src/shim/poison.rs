@@ -78,10 +78,9 @@ impl PoisonFlag {
         location: &'static Location<'static>,
         unlock_real: impl FnOnce(),
     ) {
-        let poison = !panicking && std::thread::panicking();
         match object {
             None => {
-                if poison {
+                if !panicking && std::thread::panicking() {
                     self.set_real();
                 }
                 unlock_real();
@@ -91,7 +90,8 @@ impl PoisonFlag {
                 // doing, not a panic of the program: a destructor that
                 // locks again must not find the lock poisoned (its
                 // `unwrap` would panic during the unwind and abort).
-                e.object_mut(object).lock().poisoned |= poison && !e.tearing_down();
+                let poison = !panicking && e.panicking() && !e.tearing_down();
+                e.object_mut(object).lock().poisoned |= poison;
                 ((), None)
             }),
         }

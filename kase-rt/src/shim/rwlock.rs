@@ -162,7 +162,7 @@ impl<T: ?Sized> RwLock<T> {
             lock: self,
             object,
             locked_at: Location::caller(),
-            panicking: std::thread::panicking(),
+            panicking: exec::panicking(),
             _not_send: PhantomData,
         }
     }
