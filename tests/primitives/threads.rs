@@ -432,6 +432,44 @@ fn a_panic_unwinding_into_a_join_lets_every_other_thread_run() {
     assert_eq!(failure.message(), Some("the bug"));
 }
 
+/// Not only joins: a destructor that takes a lock another thread holds
+/// while its thread unwinds waits in place too, the other threads running
+/// until the holder lets go. Before, that was reported as a deadlock and
+/// the lock was granted to both.
+#[test]
+fn a_panic_unwinding_into_a_held_lock_waits_for_its_holder() {
+    struct StopThenLock(Arc<AtomicBool>, Arc<Mutex<u32>>);
+    impl Drop for StopThenLock {
+        fn drop(&mut self) {
+            self.0.store(true, SeqCst);
+            *self.1.lock().unwrap() += 1;
+        }
+    }
+    let report = Builder::new().explore(|| {
+        let (m, stop, held) = (
+            Arc::new(Mutex::new(0)),
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let (m2, stop2, held2) = (m.clone(), stop.clone(), held.clone());
+        thread::spawn(move || {
+            let _g = m2.lock().unwrap();
+            held2.store(true, SeqCst);
+            while !stop2.load(SeqCst) {
+                thread::yield_now();
+            }
+        });
+        while !held.load(SeqCst) {
+            thread::yield_now();
+        }
+        let _locks = StopThenLock(stop, m);
+        panic!("the bug");
+    });
+    let failure = report.failure().expect("the panic is found");
+    assert_eq!(failure.kind(), FailureKind::Panic, "{report}");
+    assert_eq!(failure.message(), Some("the bug"));
+}
+
 /// The same with a worker nobody stops: the program hangs in the
 /// destructor's join, a deadlock kase reports instead of aborting.
 #[test]

@@ -191,44 +191,42 @@ impl Drop for Continuations<'_, '_> {
     }
 }
 
-/// What a join reaches (`Execution::settler`) when the joining thread
-/// cannot wait: while an early stop tears the execution down, or while the
-/// joining thread unwinds from a panic (it never switches away then). A
-/// destructor that stops and joins a worker then still gets its value.
+/// What a thread that cannot wait reaches (`Execution::settler`): a join
+/// while an early stop tears the execution down, or any operation that
+/// waits while its thread unwinds from a panic (it never switches away).
 pub(crate) trait Settle {
-    /// Lets `thread`, if it is suspended, run on from where it stopped until
-    /// it finishes. While tearing down, its operations run at once and
-    /// unrecorded, as destructors' do, and one that does not finish within
-    /// a bound (it waits for something that never comes) is unwound. While
-    /// a panic unwinds the joiner, the other threads run in the joiner's
-    /// place (the joined one first, each until it would wait), and their
-    /// operations are the execution's; if none can run before `thread`
-    /// finishes, the join reports the deadlock it is.
+    /// Tearing down: lets `thread`, if it is suspended, run on from where it
+    /// stopped until it finishes. Its operations run at once and
+    /// unrecorded, as destructors' do; one that does not finish within a
+    /// bound (it waits for something that never comes) is unwound.
     fn settle(&self, thread: ThreadIdx);
+
+    /// The running thread's pending operation waits, and the thread cannot
+    /// switch away: the other threads run in its place (each until it would
+    /// wait; their operations are the execution's) until it can go on or
+    /// none can run.
+    fn wait_in_place(&self);
 }
 
 impl Settle for Continuations<'_, '_> {
     fn settle(&self, thread: ThreadIdx) {
-        if self.exec.borrow().teardown {
-            self.run_on(thread);
-            return;
-        }
-        // The joiner waits and cannot switch away: the other threads run in
-        // its place, the joined one first, until it has finished or none
-        // can run (the join then reports that deadlock).
+        self.run_on(thread);
+    }
+
+    fn wait_in_place(&self) {
         for _ in 0..RUN_ON_ROUNDS {
             let next = {
                 let e = self.exec.borrow();
-                if e.is_finished(thread) {
+                if !e.waits_in_place() {
                     return;
                 }
                 let threads = self.threads.borrow();
-                let suspended = |t: ThreadIdx| {
-                    threads.get(t.index()).is_some_and(Option::is_some) && e.can_run(t)
-                };
-                std::iter::once(thread)
-                    .chain((0..threads.len()).map(|t| ThreadIdx(t as u32)))
-                    .find(|&t| suspended(t) || e.is_unstarted(t))
+                (0..e.threads.len())
+                    .map(|t| ThreadIdx(t as u32))
+                    .find(|&t| {
+                        let suspended = threads.get(t.index()).is_some_and(Option::is_some);
+                        (suspended && e.can_run(t)) || e.is_unstarted(t)
+                    })
             };
             match next {
                 Some(t) => self.run_on(t),
@@ -238,9 +236,9 @@ impl Settle for Continuations<'_, '_> {
     }
 }
 
-/// How many times a join that cannot wait lets other threads run before it
-/// gives up (each runs until it would wait, at most `RUN_ON_STEPS`
-/// operations).
+/// How many times a thread that cannot wait lets the others run in its
+/// place before it gives up (each runs until it would wait, at most
+/// `RUN_ON_STEPS` operations).
 const RUN_ON_ROUNDS: u32 = 1_000;
 
 impl Continuations<'_, '_> {

@@ -306,6 +306,32 @@ impl Execution {
         std::thread::panicking() && !self.running_on.iter().any(|&(t, _)| t == self.current)
     }
 
+    /// Whether the running thread announced an operation that waits while
+    /// it cannot switch away (it unwinds from a panic): the other threads
+    /// then run in its place (`driver.rs`, `Settle::wait_in_place`).
+    pub(super) fn waits_in_place(&self) -> bool {
+        !self.teardown && self.fault.is_none() && !self.can_run(self.current)
+    }
+
+    /// After the other threads ran in the running thread's place: if its
+    /// operation still waits, it never will go on, a deadlock (its
+    /// destructor, say, joins a thread that cannot finish).
+    pub(super) fn deadlock_unless_it_can_run(&mut self) {
+        if !self.waits_in_place() {
+            return;
+        }
+        if let Some(pending) = self.thread(self.current).pending {
+            self.fault = Some(Fault::Deadlock {
+                blocked: vec![(
+                    pending.action,
+                    pending.location,
+                    self.thread(self.current).call,
+                )],
+                spinning: Vec::new(),
+            });
+        }
+    }
+
     /// Whether suspended thread `t`'s pending operation can be performed.
     pub(super) fn can_run(&self, t: ThreadIdx) -> bool {
         self.thread(t).pending.is_some_and(|p| self.is_enabled(&p))
@@ -435,12 +461,6 @@ impl Execution {
                     return thread.suspender;
                 }
             }
-        }
-        if !switch && !self.is_enabled(&pending) && self.fault.is_none() {
-            self.fault = Some(Fault::Deadlock {
-                blocked: vec![(action, location, self.thread(action.thread).call)],
-                spinning: Vec::new(),
-            });
         }
         let thread = self.thread_mut(action.thread);
         thread.pending = Some(pending);

@@ -112,12 +112,30 @@ pub(crate) fn visible<R>(
     effect: impl FnOnce(&mut Execution, &Action) -> (R, Option<u64>),
 ) -> R {
     let suspender = with(|e| e.announce(object, kind, location));
-    if let Some(suspender) = suspender {
+    match suspender {
         // SAFETY: the pointer was set by this thread's body and stays valid
         // until the body returns; we are running inside that body.
-        unsafe { (*suspender).suspend() };
+        Some(suspender) => unsafe { (*suspender).suspend() },
+        None => wait_in_place(),
     }
     with(|e| e.perform(effect))
+}
+
+/// If the running thread's announced operation waits while it cannot switch
+/// away (it unwinds from a panic: a destructor joins a worker, takes a lock
+/// another thread holds), the other threads run in its place until it can
+/// go on (`driver.rs`, `Settle`); if none can get it there, that is a
+/// deadlock. Before, the operation went ahead as if it could, and a join
+/// handed the destructor no value to unwrap: the process aborted.
+fn wait_in_place() {
+    let settler = with(|e| e.settler.filter(|_| e.waits_in_place()));
+    if let Some(settler) = settler {
+        // SAFETY: the driver sets `settler` while it runs the execution's
+        // threads and clears it before what it points to goes away; this
+        // operation is made by one of those threads.
+        unsafe { (*settler).wait_in_place() };
+        with(Execution::deadlock_unless_it_can_run);
+    }
 }
 
 /// Whether the calling thread is unwinding from a panic: in a model, the
@@ -130,15 +148,13 @@ pub(crate) fn panicking() -> bool {
     }
 }
 
-/// Before a join of `thread` by a thread that cannot wait for it (an early
-/// stop tears the execution down, or the joiner unwinds from a panic and
-/// never switches away): lets `thread` run on from where it stopped
-/// (`driver.rs`, `Settle`), so that a destructor that stops and joins it
-/// gets its value. Otherwise nothing.
+/// Before a join of `thread` while an early stop tears the execution down
+/// (operations never wait then): lets `thread` run on from where it
+/// stopped (`driver.rs`, `Settle`), so that a destructor that stops and
+/// joins it gets its value. Otherwise nothing.
 pub(crate) fn settle(thread: ThreadIdx) {
-    let cannot_wait = std::thread::panicking();
     let settler = with(|e| {
-        let stuck = (e.teardown || cannot_wait) && thread != e.current && !e.is_finished(thread);
+        let stuck = e.teardown && thread != e.current && !e.is_finished(thread);
         e.settler.filter(|_| stuck)
     });
     if let Some(settler) = settler {
