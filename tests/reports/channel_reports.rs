@@ -272,3 +272,34 @@ fn once_calls_are_steps_and_the_initialisers_own_steps_stay_visible() {
     assert!(text.contains("read-modify-write atomic#"), "{text}");
     assert!(!text.contains("compare_exchange"), "{text}");
 }
+
+/// A `recv` made inside a critical section of the user's own mutex (a
+/// receiver shared behind a `Mutex`, as thread pools do) is named after the
+/// channel, not after that mutex: with peeking, the call's first event
+/// ends the section's pure part on the user's lock.
+#[test]
+fn a_recv_behind_a_users_mutex_names_the_channel() {
+    let report = Builder::new().explore(|| {
+        let (tx, rx) = mpsc::channel::<u32>();
+        let rx = Arc::new(Mutex::new(rx));
+        let rx2 = rx.clone();
+        let t = thread::spawn(move || {
+            let _ = rx2.lock().unwrap().recv();
+        });
+        drop(tx);
+        t.join().unwrap();
+        panic!("show the report");
+    });
+    let failure = user_only(&report);
+    let text = failure.to_string();
+    let rows = rows(&text);
+    let channel = |op: &str| {
+        rows.iter()
+            .find(|(_, row)| row.starts_with(op))
+            .and_then(|(_, row)| row.split_whitespace().find(|w| w.starts_with("channel#")))
+            .map(str::to_owned)
+    };
+    let (dropped, received) = (channel("drop sender"), channel("recv"));
+    assert!(dropped.is_some(), "{text}");
+    assert_eq!(received, dropped, "one channel: {text}");
+}

@@ -573,7 +573,11 @@ impl Execution {
         clock.set(t, thread.events);
         thread.clock.clone_from(&clock);
         if let Some(call) = thread.call.as_mut() {
-            call.object = call.object.or(action.object);
+            // An upgrade ends the pure part of an earlier critical section
+            // (peeking): its lock is not what the call is on.
+            if !matches!(action.kind, OpKind::Upgrade | OpKind::ReadUpgrade) {
+                call.object = call.object.or(action.object);
+            }
         }
         let call = thread.call.map(Box::new);
         if let Some(object) = action.object {

@@ -54,7 +54,7 @@ impl Execution {
         } else {
             OpKind::Unlock
         };
-        let keeps = !std::thread::panicking()
+        let keeps = !self.panicking()
             && ((kind.is_memory_access() && part.steps < MAX_PURE_STEPS)
                 || (kind == own_unlock && object == Some(part.lock)));
         if keeps {
