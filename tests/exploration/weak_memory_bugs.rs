@@ -231,6 +231,38 @@ fn a_stale_load_is_shown_with_the_store_it_read_and_the_newer_one() {
 }
 
 /// A flag handed over with Release/Acquire, awaited in a spin loop.
+/// A row that stands for a whole call (a `LazyLock` forced: several reads
+/// and a store of its state) says which store it read once, and not that
+/// it read its own store.
+#[test]
+fn a_calls_row_names_what_it_read_once() {
+    let report = Builder::new().memory_model(MemoryModel::Rc11).explore(|| {
+        let lazy = Arc::new(kase::sync::LazyLock::new(|| 5u32));
+        assert_eq!(**lazy, 5);
+        let data = Arc::new(AtomicUsize::new(0));
+        let flag = Arc::new(AtomicUsize::new(0));
+        let (d, f) = (data.clone(), flag.clone());
+        let t = thread::spawn(move || {
+            d.store(1, Relaxed);
+            f.store(1, Relaxed);
+        });
+        if flag.load(Relaxed) == 1 {
+            assert_eq!(data.load(Relaxed), 1, "stale data");
+        }
+        t.join().unwrap();
+    });
+    let text = report
+        .failure()
+        .expect("the stale read is found")
+        .to_string();
+    let force = text
+        .lines()
+        .find(|l| l.contains("force lazy_lock#"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(force.matches("(reads").count(), 1, "{text}");
+    assert!(!force.contains("reads step 1)"), "{text}");
+}
+
 fn spin_handover(check_data: bool) -> impl Fn() + Sync {
     move || {
         let data = Arc::new(AtomicUsize::new(0));

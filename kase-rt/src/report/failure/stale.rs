@@ -53,6 +53,9 @@ pub(super) fn annotate(
         let object = events[read].action.object;
         let list = *lists.entry(object).or_insert_with(|| list_of(object));
         let read_from = match source {
+            // A call's row (a `LazyLock` forced, a channel used) reading a
+            // store of the same call: its own bookkeeping.
+            Some(w) if row_of_event[w] == Some(row) => continue,
             Some(w) => match row_of_event[w] {
                 Some(r) => format!("reads step {r}"),
                 None => continue,
@@ -77,7 +80,10 @@ pub(super) fn annotate(
             None => format!(" ({read_from})"),
         };
         if let Some(step) = steps.get_mut(row - 1) {
-            step.operation.push_str(&note);
+            // A call's row shows each distinct note once.
+            if !step.operation.contains(&note) {
+                step.operation.push_str(&note);
+            }
         }
     }
 }
