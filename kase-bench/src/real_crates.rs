@@ -1,4 +1,4 @@
-//! Pure parts of the real-crates harness (`src/bin/real_crates.rs`): the
+//! Pure parts of the real-crates harness (`src/bin/real_crates/`): the
 //! `Cargo.toml` rewrite that swaps loom for kase-loom, and the parsing of
 //! cargo's and the test binaries' output. Kept apart from the process
 //! handling so that unit tests can check them on strings.
@@ -131,6 +131,10 @@ pub struct TestOutcome {
     pub passed: Option<bool>,
     /// The first line of its first panic message.
     pub message: Option<String>,
+    /// The sites a kase report of a use after free or a race with a free
+    /// names under that line (`thread 1 reads it at src/lib.rs:10:5`), in
+    /// its order: the access, the free, the allocation.
+    pub sites: Vec<String>,
     /// Executions the tool reported for it, summed over its models.
     pub executions: Option<u64>,
     /// Executions of a model still running when the output ends (kase's
@@ -184,6 +188,10 @@ pub fn parse_test_output(output: &str) -> BTreeMap<String, TestOutcome> {
         if want_message && !line.trim().is_empty() {
             outcome.message = Some(line.trim().to_owned());
             want_message = false;
+        } else if outcome.message.is_some() && outcome.sites.len() < 3 {
+            if let Some(site) = report_site(line) {
+                outcome.sites.push(site.to_owned());
+            }
         }
         if line.starts_with("thread '")
             && line.contains(" panicked at ")
@@ -208,6 +216,30 @@ pub fn parse_test_output(output: &str) -> BTreeMap<String, TestOutcome> {
         }
     }
     tests
+}
+
+/// A site line of kase's report of a free (`main freed it at src/a.rs:3:9`).
+fn report_site(line: &str) -> Option<&str> {
+    let site = line.trim();
+    let (_, at) = site.split_once(" it at ")?;
+    let mut parts = at.rsplitn(3, ':');
+    let numbers = parts.next()?.parse::<u32>().is_ok() && parts.next()?.parse::<u32>().is_ok();
+    numbers.then_some(site)
+}
+
+/// `text` with the one occurrence of `from` replaced by `to`: an error if
+/// `from` occurs no time or more than once, so that an edit made against
+/// one version of a file never lands in the wrong place of another.
+pub fn apply_edit(text: &str, from: &str, to: &str) -> Result<String, String> {
+    match text.matches(from).count() {
+        1 => Ok(text.replacen(from, to, 1)),
+        0 => Err(format!("`{}` is not in the file", first_line(from))),
+        n => Err(format!("`{}` is in the file {n} times", first_line(from))),
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.trim().lines().next().unwrap_or("")
 }
 
 /// `("name", rest)` of a libtest line `test name ... rest`.
@@ -363,9 +395,41 @@ mod tests {
         assert_eq!(tests["d"].passed, None);
         assert_eq!(tests["d"].running, Some(960));
         assert!(tests["e"].ignored && tests["e"].started);
+        assert!(tests["b"].sites.is_empty());
         assert_eq!(
             listed_tests("a: test\nb::c: test\n\n2 tests\n"),
             ["a", "b::c"]
         );
+    }
+
+    #[test]
+    fn a_kase_free_report_gives_its_sites() {
+        let output = "test t ... \n\
+            thread 'main' panicked at src/rt.rs:1:1:\n\
+            kase found a data race: data race with a free (a use after free in some runs): x\n\
+            \x20 thread 1 reads it at src/lib.rs:1346:17\n\
+            \x20 main frees it at src/loombox.rs:44:9\n\
+            \x20 main allocated it at src/lib.rs:10:5\n\
+            \x20 free it at a better time: see src/lib.rs\n\
+            \x20 main frees it at src/other.rs:1:1\n\
+            FAILED\n";
+        let tests = parse_test_output(output);
+        assert_eq!(
+            tests["t"].sites,
+            [
+                "thread 1 reads it at src/lib.rs:1346:17",
+                "main frees it at src/loombox.rs:44:9",
+                "main allocated it at src/lib.rs:10:5"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_edit_lands_once_or_not_at_all() {
+        assert_eq!(apply_edit("a b c", "b", "x").unwrap(), "a x c");
+        assert!(apply_edit("a b c", "d", "x")
+            .unwrap_err()
+            .contains("not in"));
+        assert!(apply_edit("b b", "b", "x").unwrap_err().contains("2 times"));
     }
 }

@@ -2,7 +2,7 @@
 //! the drop-in `kase-loom`), side by side.
 //!
 //! ```text
-//! cargo run --release -p kase-bench --bin real_crates [-- --work DIR] [--only CRATE] [--timeout SECS] [--out BENCHMARKS.md]
+//! cargo run --release -p kase-bench --bin real_crates [-- --work DIR] [--only CRATE] [--timeout SECS] [--mutants] [--out BENCHMARKS.md]
 //! ```
 //!
 //! For each pinned crate it fetches the published source with cargo (a
@@ -19,6 +19,13 @@
 //! --nocapture`) under a timeout (default 300 s per test), and times those
 //! runs alone. With `--out FILE` the table
 //! replaces the section "Real crates' loom suites" of FILE.
+//!
+//! With `--mutants` it runs the injected bugs of `mutants.rs` instead:
+//! each is applied to both copies, the suite runs again under each tool,
+//! and the table (which tool finds which bug) replaces the section
+//! "Injected bugs in real crates".
+
+mod mutants;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -34,6 +41,7 @@ use kase_bench::real_crates::{
 };
 
 const HEADING: &str = "## Real crates' loom suites";
+const MUTANTS_HEADING: &str = "## Injected bugs in real crates";
 
 /// One crate's loom suite as its CI runs it.
 struct Suite {
@@ -140,6 +148,7 @@ struct Options {
     work: PathBuf,
     only: String,
     timeout: Duration,
+    mutants: bool,
     out: Option<String>,
 }
 
@@ -163,6 +172,16 @@ fn main() {
     for suite in &all {
         copy_variants(suite, &sources[suite.name], &work, &kase_loom);
     }
+    if options.mutants {
+        let md = mutants::run(&suites, &work, options.timeout);
+        print!("{md}");
+        if let Some(path) = &options.out {
+            let command = command_line(&options, path);
+            let section = mutants_section(&command, &md);
+            write_section(path, MUTANTS_HEADING, &section);
+        }
+        return;
+    }
     let mut results = Vec::new();
     for suite in &suites {
         let mut runs = BTreeMap::new();
@@ -175,22 +194,33 @@ fn main() {
     }
     let md = table(&results, options.timeout);
     print!("{md}");
-    if let Some(path) = options.out {
-        let mut command = String::from("cargo run --release -p kase-bench --bin real_crates --");
-        if !options.only.is_empty() {
-            let _ = write!(command, " --only {}", options.only);
-        }
-        let _ = write!(
-            command,
-            " --timeout {} --out {path}",
-            options.timeout.as_secs()
-        );
+    if let Some(path) = &options.out {
+        let command = command_line(&options, path);
         let section = section(&command, &md, &suites);
-        let text = fs::read_to_string(&path).unwrap_or_default();
-        fs::write(&path, kase_bench::replace_section(&text, HEADING, &section))
-            .expect("write the output file");
-        eprintln!("wrote the section \"{HEADING}\" of {path}");
+        write_section(path, HEADING, &section);
     }
+}
+
+/// The command that regenerates the section written to `path`.
+fn command_line(options: &Options, path: &str) -> String {
+    let mut command = String::from("cargo run --release -p kase-bench --bin real_crates --");
+    if !options.only.is_empty() {
+        let _ = write!(command, " --only {}", options.only);
+    }
+    let _ = write!(command, " --timeout {}", options.timeout.as_secs());
+    if options.mutants {
+        command.push_str(" --mutants");
+    }
+    let _ = write!(command, " --out {path}");
+    command
+}
+
+/// Replaces the section `heading` of the file `path` with `section`.
+fn write_section(path: &str, heading: &str, section: &str) {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    fs::write(path, kase_bench::replace_section(&text, heading, section))
+        .expect("write the output file");
+    eprintln!("wrote the section \"{heading}\" of {path}");
 }
 
 fn options(repo: &Path) -> Options {
@@ -198,6 +228,7 @@ fn options(repo: &Path) -> Options {
         work: repo.join("target").join("real-crates"),
         only: String::new(),
         timeout: Duration::from_secs(300),
+        mutants: false,
         out: None,
     };
     let mut args = std::env::args().skip(1);
@@ -216,6 +247,7 @@ fn options(repo: &Path) -> Options {
                 options.timeout = Duration::from_secs(secs);
             }
             "--out" => options.out = Some(value()),
+            "--mutants" => options.mutants = true,
             other => usage(&format!("unknown argument {other}")),
         }
     }
@@ -224,7 +256,8 @@ fn options(repo: &Path) -> Options {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "usage: real_crates [--work DIR] [--only CRATE] [--timeout SECS] [--out FILE] ({problem})"
+        "usage: real_crates [--work DIR] [--only CRATE] [--timeout SECS] [--mutants] [--out FILE] \
+         ({problem})"
     );
     std::process::exit(2);
 }
@@ -622,7 +655,7 @@ fn section(command: &str, md: &str, suites: &[&Suite]) -> String {
         let _ = writeln!(sources, "- {}: {}.", suite.name, suite.source);
     }
     format!(
-        "{HEADING}\n\nGenerated by `{command}` (`kase-bench/src/bin/real_crates.rs`; kase at \
+        "{HEADING}\n\nGenerated by `{command}` (`kase-bench/src/bin/real_crates/main.rs`; kase at \
          commit `{commit}`; rustc {rustc}).\n\nEach crate's published source, fetched by cargo, is copied twice: \
          `<crate>-loom` unchanged, and `<crate>-kase` whose `loom` dependency table alone names \
          `package = \"kase-loom\"` and a path instead of a version (event-listener's copies \
@@ -680,4 +713,23 @@ fn rustc_version() -> String {
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .map(|v| v.trim().trim_start_matches("rustc ").to_owned())
         .unwrap_or_else(|| "?".to_owned())
+}
+
+fn mutants_section(command: &str, md: &str) -> String {
+    format!(
+        "{MUTANTS_HEADING}\n\nGenerated by `{command}` (`kase-bench/src/bin/real_crates/mutants.rs`; \
+         kase at commit `{commit}`; rustc {rustc}).\n\nEach mutant is a small edit of a crate's \
+         published source (the same version and CI settings as the table above), made in both \
+         copies: the crate's own loom suite then runs under each tool, each test alone, as \
+         above. A tool *finds* the bug when a test that passes on the unchanged copy fails or \
+         does not finish under that tool; *fails differently* is a test that already failed \
+         unchanged and now fails with another message or at other sites; *now passes* is a test \
+         that failed unchanged. A cell gives the executions a failing test reported (kase prints \
+         them for a failure, loom does not), the first line of the first failure, and for \
+         kase's reports of a free the sites it names (the access, the free, the allocation). \
+         Two oneshot entries are not bugs but isolate known ones: a fix of the open \
+         use-after-free #87, and #73 put back on top of that fix.\n\n{md}",
+        rustc = rustc_version(),
+        commit = commit(),
+    )
 }
