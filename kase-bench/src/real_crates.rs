@@ -186,8 +186,20 @@ pub fn parse_test_output(output: &str) -> BTreeMap<String, TestOutcome> {
         };
         let outcome = tests.get_mut(&name).expect("entered");
         if want_message && !line.trim().is_empty() {
-            outcome.message = Some(line.trim().to_owned());
+            match outcome.message.as_mut() {
+                // kase's headline of a panic, then the panic's message.
+                Some(headline) => {
+                    headline.push(' ');
+                    headline.push_str(line.trim());
+                }
+                None => outcome.message = Some(line.trim().to_owned()),
+            }
             want_message = false;
+        } else if outcome.message.is_none() && line.starts_with("kase found a ") {
+            // A kase failure that reaches libtest without a panic hook's
+            // line (the payload resumed): its report's headline.
+            outcome.message = Some(line.to_owned());
+            want_message = line.ends_with(':');
         } else if outcome.message.is_some() && outcome.sites.len() < 3 {
             if let Some(site) = report_site(line) {
                 outcome.sites.push(site.to_owned());
@@ -421,6 +433,22 @@ mod tests {
                 "main frees it at src/loombox.rs:44:9",
                 "main allocated it at src/lib.rs:10:5"
             ]
+        );
+    }
+
+    #[test]
+    fn a_kase_panic_without_a_hook_line_gives_its_headline() {
+        let output = "test t ... kase: done: 2 executions in 1ms (2/s): found a panic\n\
+            kase found a panic: main panicked at tests/loom.rs:199:9:\n\
+            \x20   assertion `left == right` failed\n\
+            \x20     left: []\n\
+            FAILED\n";
+        let tests = parse_test_output(output);
+        assert_eq!(
+            tests["t"].message.as_deref(),
+            Some(
+                "kase found a panic: main panicked at tests/loom.rs:199:9: assertion `left == right` failed"
+            )
         );
     }
 
