@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use kase_bench::real_crates::{apply_edit, TestOutcome};
@@ -87,7 +87,7 @@ pub fn run(suites: &[&Suite], work: &Path, timeout: Duration) -> String {
             baseline.insert(variant, run_suite(suite, variant, work, timeout));
         }
         for mutant in mutants {
-            let mut runs = BTreeMap::new();
+            let mut verdicts = BTreeMap::new();
             for variant in VARIANTS {
                 eprintln!("== {} mutant {} under {variant}", suite.name, mutant.name);
                 let dir = work.join(format!("{}-{variant}", suite.name));
@@ -96,28 +96,18 @@ pub fn run(suites: &[&Suite], work: &Path, timeout: Duration) -> String {
                 for (path, text) in originals {
                     fs::write(path, text).expect("restore a mutated file");
                 }
-                runs.insert(variant, run);
+                verdicts.insert(variant, verdict(&run, &baseline[variant].tests));
             }
-            results.push((mutant, baseline_view(&baseline), runs));
+            results.push((mutant, verdicts));
         }
     }
     table(&results)
 }
 
-/// The unchanged runs, as each mutant's row compares against them.
-fn baseline_view(baseline: &BTreeMap<&'static str, Run>) -> BTreeMap<&'static str, Outcomes> {
-    baseline
-        .iter()
-        .map(|(variant, run)| (*variant, run.tests.clone()))
-        .collect()
-}
-
-type Outcomes = BTreeMap<String, TestOutcome>;
-
 /// Applies `mutant`'s edits in the copy `dir`; the original text of each
 /// file it changed, to be written back.
-fn apply(mutant: &Mutant, dir: &Path) -> Vec<(std::path::PathBuf, String)> {
-    let mut originals: Vec<(std::path::PathBuf, String)> = Vec::new();
+fn apply(mutant: &Mutant, dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut originals: Vec<(PathBuf, String)> = Vec::new();
     for edit in mutant.edits {
         let path = dir.join(edit.file);
         let text = fs::read_to_string(&path)
@@ -133,7 +123,7 @@ fn apply(mutant: &Mutant, dir: &Path) -> Vec<(std::path::PathBuf, String)> {
 }
 
 /// How a mutated run differs from the unchanged one, for one tool.
-fn verdict(run: &Run, baseline: &Outcomes) -> String {
+fn verdict(run: &Run, baseline: &BTreeMap<String, TestOutcome>) -> String {
     if let Err(e) = &run.built {
         return format!("does not compile: {}", cell(e));
     }
@@ -224,27 +214,22 @@ fn failure_cell(t: &TestOutcome) -> String {
     out
 }
 
-type Row<'a> = (
-    &'a Mutant,
-    BTreeMap<&'static str, Outcomes>,
-    BTreeMap<&'static str, Run>,
-);
-
-fn table(results: &[Row<'_>]) -> String {
+/// Each mutant with its verdict under each tool.
+fn table(results: &[(&Mutant, BTreeMap<&str, String>)]) -> String {
     let mut md = String::from("| crate | mutant | kind | kase | loom |\n|---|---|---|---|---|\n");
-    for (mutant, baseline, runs) in results {
+    for (mutant, verdicts) in results {
         let _ = writeln!(
             md,
             "| {} | `{}` | {} | {} | {} |",
             mutant.krate,
             mutant.name,
             mutant.kind.label(),
-            verdict(&runs["kase"], &baseline["kase"]),
-            verdict(&runs["loom"], &baseline["loom"]),
+            verdicts["kase"],
+            verdicts["loom"],
         );
     }
     md.push_str("\nThe edits, and what each should break:\n\n");
-    for (mutant, _, _) in results {
+    for (mutant, _) in results {
         let _ = writeln!(md, "- {} `{}`: {}", mutant.krate, mutant.name, mutant.about);
         for edit in mutant.edits {
             let _ = writeln!(
