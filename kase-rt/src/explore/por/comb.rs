@@ -3,7 +3,8 @@
 
 use crate::fast_hash::{Map, Set};
 
-use super::unfolding::EventId;
+use super::names::Name;
+use super::unfolding::{EventId, Frontier};
 use super::{Alternatives, Por};
 
 impl Por {
@@ -27,8 +28,17 @@ impl Por {
             // `event` (last in `d`) first, then the most recently added.
             Alternatives::KPartial(k) => d.iter().rev().take(k.max(1)).copied().collect(),
         };
+        // `event`'s own spike first: most nodes a backtrack passes have no
+        // alternative because `event` has no immediate conflict left to
+        // take, and that is then known before any other spike is built.
+        // The spikes keep `targets`' order for the search below.
         let mut spikes = Vec::with_capacity(targets.len());
-        for &target in &targets {
+        let event_at = targets.iter().position(|&t| t == event);
+        let order = event_at
+            .into_iter()
+            .chain((0..targets.len()).filter(|&k| Some(k) != event_at));
+        for k in order {
+            let target = targets[k];
             if self.budget.expired() {
                 return None;
             }
@@ -52,8 +62,11 @@ impl Por {
             if spike.is_empty() {
                 return None;
             }
-            spikes.push((target, spike));
+            spikes.push((k, target, spike));
         }
+        spikes.sort_unstable_by_key(|&(k, ..)| k);
+        let spikes: Vec<(EventId, Vec<EventId>)> =
+            spikes.into_iter().map(|(_, t, spike)| (t, spike)).collect();
         let mut chosen = Vec::new();
         let mut found = None;
         let mut accept = |chosen: &[EventId]| {
@@ -85,6 +98,38 @@ impl Por {
                 (pos >= since).then_some(event)
             })
             .collect()
+    }
+
+    /// What moved in the first `config_len` events of `C` since its first
+    /// `since`: the threads' last events ([`maximal_since`](Self::maximal_since))
+    /// and the frontiers of the objects touched since, by canonical name.
+    fn moved_since(&self, config_len: usize, since: usize) -> Moved {
+        let threads = self.maximal_since(config_len, since);
+        let mut touched: Vec<usize> = self.run.object_at[since..config_len]
+            .iter()
+            .flatten()
+            .copied()
+            .collect();
+        touched.sort_unstable();
+        touched.dedup();
+        let mut objects: Vec<(Name, Frontier)> = touched
+            .into_iter()
+            .map(|x| {
+                let o = self.run.objects[x].as_ref().expect("bound when it ran");
+                (self.u.names.find(o.name), o.frontier_at(config_len))
+            })
+            .collect();
+        objects.sort_unstable_by_key(|&(name, _)| name);
+        // Two runtime objects of one canonical name (names merged as one
+        // object met twice): their frontier in C is the join.
+        if objects.windows(2).any(|w| w[0].0 == w[1].0) {
+            objects.dedup_by_key(|&mut (name, _)| name);
+            let all = self.maximal_since(config_len, 0);
+            for (name, f) in &mut objects {
+                *f = self.u.joined_frontier(*name, &all);
+            }
+        }
+        Moved { threads, objects }
     }
 
     /// The events in immediate conflict with `b` that a spike at node `n` or
@@ -133,14 +178,23 @@ impl Por {
         for &k in chain.iter().rev() {
             let node = &nodes[k];
             let mut cache = node.spikes.borrow_mut();
-            self.validate_spikes(k, source, &mut cache);
-            let SpikeCache {
-                maximal, entries, ..
-            } = &mut *cache;
-            let maximal = maximal.as_deref().expect("set by validate_spikes");
+            self.validate_spikes(k, &mut cache);
+            let SpikeCache { moved, entries, .. } = &mut *cache;
+            // Built on first use: most lists a node refreshes have nothing
+            // new to filter.
+            let since = source.map_or(0, |s| nodes[s].config_len);
+            let moved = &*moved;
             let keep = |x: EventId| {
-                !node.added.iter().any(|&y| self.u.leq(y, x))
-                    && !maximal.iter().any(|&m| self.u.conflict(x, m))
+                let moved = moved.get_or_init(|| self.moved_since(node.config_len, since));
+                let conflicts = self
+                    .u
+                    .conflicts_with_moved(x, &moved.threads, &moved.objects);
+                debug_assert_eq!(
+                    conflicts,
+                    moved.threads.iter().any(|&m| self.u.conflict(x, m)),
+                    "the moved parts of a configuration decide conflict with it"
+                );
+                !node.added.iter().any(|&y| self.u.leq(y, x)) && !conflicts
             };
             let entry = entries.entry(b).or_default();
             match source {
@@ -168,15 +222,14 @@ impl Por {
 
     /// Clears node `k`'s lists if `U` changed its neighbour lists, and
     /// drops from them what depends on units the node put in `D` since.
-    fn validate_spikes(&self, k: usize, source: Option<usize>, cache: &mut SpikeCache) {
+    fn validate_spikes(&self, k: usize, cache: &mut SpikeCache) {
         let node = &self.tree.nodes[k];
-        if cache.generation != self.u.generation() || cache.maximal.is_none() {
+        if cache.generation != self.u.generation() || !cache.valid {
             cache.entries.clear();
             cache.generation = self.u.generation();
-            // The source's list already avoids the source's configuration,
-            // a prefix of this one: only events after it can conflict.
-            let since = source.map_or(0, |s| self.tree.nodes[s].config_len);
-            cache.maximal = Some(self.maximal_since(node.config_len, since));
+            cache.valid = true;
+            // Merged names reorder its objects: built again when needed.
+            cache.moved = std::cell::OnceCell::new();
             cache.d_applied = node.added.len();
         }
         if cache.d_applied < node.added.len() {
@@ -283,13 +336,27 @@ struct ConflictEntry {
 pub(super) struct SpikeCache {
     /// The unfolding's generation the entries were built in.
     generation: u64,
-    /// The maximal events of the node's configuration that came after its
-    /// source's configuration (`Por::maximal_since`): what its lists must
-    /// avoid beyond what the source's already do.
-    maximal: Option<Vec<EventId>>,
+    /// Whether the entries were set up for this node (a fresh cache has
+    /// none, and its generation may look current).
+    valid: bool,
+    /// What moved in the node's configuration since its source's
+    /// (`Por::moved_since`): what its lists must avoid beyond what the
+    /// source's already do (the source's list already avoids the source's
+    /// configuration, a prefix of this one).
+    moved: std::cell::OnceCell<Moved>,
     /// How many of the node's added units the entries were filtered by.
     d_applied: usize,
     entries: Map<EventId, SpikeEntry>,
+}
+
+/// The parts of a configuration that moved since a prefix of it (see
+/// [`Unfolding::conflicts_with_moved`](super::unfolding::Unfolding::conflicts_with_moved)).
+struct Moved {
+    /// Each moved thread's last event.
+    threads: Vec<EventId>,
+    /// The frontier of each object touched since the prefix, sorted by
+    /// canonical name.
+    objects: Vec<(Name, Frontier)>,
 }
 
 #[derive(Default)]

@@ -190,6 +190,7 @@ impl Por {
         self.run.objects[i] = Some(ObjState {
             name,
             frontier: Frontier::default(),
+            accesses: Vec::new(),
         });
         name
     }
@@ -292,12 +293,16 @@ impl Por {
         if let Some(child) = spawned {
             self.set_last(child, id);
         }
+        self.run
+            .object_at
+            .push(ev.action.object.map(|x| x.0 as usize));
         if let Some(x) = ev.action.object {
-            let f = &mut self.run.objects[x.0 as usize]
+            let o = self.run.objects[x.0 as usize]
                 .as_mut()
-                .expect("bound above")
-                .frontier;
-            f.record(id, kind.props().access);
+                .expect("bound above");
+            let access = kind.props().access;
+            o.frontier.record(id, access);
+            o.accesses.push((i, id, access));
         }
         if let Some(n) = self.run.awaiting.take() {
             self.tree.nodes[n].event = Some(id);

@@ -9,6 +9,7 @@ use std::panic::Location;
 
 use super::names::Name;
 use super::unfolding::{EventId, Frontier};
+use crate::exec::dependence::Access;
 use crate::exec::{OpKind, ThreadIdx};
 use crate::fast_hash::{Map, Set};
 
@@ -28,6 +29,29 @@ pub(super) struct ObjState {
     pub(super) name: Name,
     /// Its last write and the reads of it in the current configuration.
     pub(super) frontier: Frontier,
+    /// Its accesses in the current configuration: position, event and
+    /// whether it wrote (for its frontier after a prefix, [`ObjState::frontier_at`]).
+    pub(super) accesses: Vec<(usize, EventId, Access)>,
+}
+
+impl ObjState {
+    /// Its frontier after the first `len` events of the configuration: the
+    /// last write before `len` and the reads of it since.
+    pub(super) fn frontier_at(&self, len: usize) -> Frontier {
+        let end = self.accesses.partition_point(|&(pos, ..)| pos < len);
+        let mut f = Frontier::default();
+        for &(_, e, access) in self.accesses[..end].iter().rev() {
+            match access {
+                Access::Read => f.reads.push(e),
+                Access::Write => {
+                    f.write = Some(e);
+                    break;
+                }
+            }
+        }
+        f.reads.reverse();
+        f
+    }
 }
 
 /// A choice point of the current execution: a node of Algorithm 1's tree
@@ -96,6 +120,9 @@ pub(super) struct CurrentRun {
     pub(super) pos: Map<EventId, usize>,
     /// Per thread, its events in `config` with their positions, in order.
     pub(super) positions: Vec<Vec<(usize, EventId)>>,
+    /// The runtime object of each event of `config` (an index into
+    /// `objects`), if it has one.
+    pub(super) object_at: Vec<Option<usize>>,
     /// Per thread, its latest event (the thread predecessor of its next).
     pub(super) last: Vec<Option<EventId>>,
     /// Per runtime object, its name and frontier (`None`: not used yet).
@@ -120,6 +147,7 @@ impl CurrentRun {
         self.config.clear();
         self.pos.clear();
         self.positions.clear();
+        self.object_at.clear();
         self.last.clear();
         self.objects.clear();
         self.steps = 0;
