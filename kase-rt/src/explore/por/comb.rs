@@ -105,19 +105,20 @@ impl Por {
     /// and the frontiers of the objects touched since, by canonical name.
     fn moved_since(&self, config_len: usize, since: usize) -> Moved {
         let threads = self.maximal_since(config_len, since);
-        let mut touched: Vec<usize> = self.run.object_at[since..config_len]
+        // The objects with an access at a position in `since..config_len`
+        // (a model has few objects, a configuration many events).
+        let mut objects: Vec<(Name, Frontier)> = self
+            .run
+            .objects
             .iter()
             .flatten()
-            .copied()
-            .collect();
-        touched.sort_unstable();
-        touched.dedup();
-        let mut objects: Vec<(Name, Frontier)> = touched
-            .into_iter()
-            .map(|x| {
-                let o = self.run.objects[x].as_ref().expect("bound when it ran");
-                (self.u.names.find(o.name), o.frontier_at(config_len))
+            .filter(|o| {
+                let first = o.accesses.partition_point(|&(pos, ..)| pos < since);
+                o.accesses
+                    .get(first)
+                    .is_some_and(|&(pos, ..)| pos < config_len)
             })
+            .map(|o| (self.u.names.find(o.name), o.frontier_at(config_len)))
             .collect();
         objects.sort_unstable_by_key(|&(name, _)| name);
         // Two runtime objects of one canonical name (names merged as one

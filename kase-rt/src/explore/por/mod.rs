@@ -293,9 +293,6 @@ impl Por {
         if let Some(child) = spawned {
             self.set_last(child, id);
         }
-        self.run
-            .object_at
-            .push(ev.action.object.map(|x| x.0 as usize));
         if let Some(x) = ev.action.object {
             let o = self.run.objects[x.0 as usize]
                 .as_mut()

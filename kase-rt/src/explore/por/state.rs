@@ -120,9 +120,6 @@ pub(super) struct CurrentRun {
     pub(super) pos: Map<EventId, usize>,
     /// Per thread, its events in `config` with their positions, in order.
     pub(super) positions: Vec<Vec<(usize, EventId)>>,
-    /// The runtime object of each event of `config` (an index into
-    /// `objects`), if it has one.
-    pub(super) object_at: Vec<Option<usize>>,
     /// Per thread, its latest event (the thread predecessor of its next).
     pub(super) last: Vec<Option<EventId>>,
     /// Per runtime object, its name and frontier (`None`: not used yet).
@@ -147,7 +144,6 @@ impl CurrentRun {
         self.config.clear();
         self.pos.clear();
         self.positions.clear();
-        self.object_at.clear();
         self.last.clear();
         self.objects.clear();
         self.steps = 0;
