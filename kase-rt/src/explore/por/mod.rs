@@ -57,6 +57,7 @@
 pub(crate) mod bench;
 mod comb;
 mod extensions;
+mod frontiers;
 mod names;
 mod peek;
 mod prune;

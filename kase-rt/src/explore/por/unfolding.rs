@@ -3,11 +3,12 @@
 
 use crate::fast_hash::{Map, Set};
 
-use crate::exec::dependence::LastAccesses;
+use crate::exec::dependence::{Access, LastAccesses};
 use crate::exec::error::OrInternal;
 use crate::exec::gate::Gate;
 use crate::exec::{ObjectKind, OpKind, ThreadIdx};
 
+use super::frontiers::{FrontierView, Frontiers, FrontiersBuilder};
 use super::names::{Name, NameUnion};
 
 /// Index of an event in [`Unfolding`].
@@ -104,7 +105,7 @@ pub(crate) struct Event {
     tmax: Vec<Option<EventId>>,
     /// For each object in the history, its frontier, by canonical name
     /// (sorted; [`Unfolding::union_names`] renames merged names).
-    frontiers: Vec<(Name, Frontier)>,
+    frontiers: Frontiers,
     /// For a write: its object's gate after it (which operations it
     /// enables). `Gate::Open` for reads and events without an object.
     pub gate: Gate,
@@ -158,6 +159,10 @@ pub(crate) struct Unfolding {
     /// Bumped whenever neighbour lists lose or reorder entries (pruning,
     /// merged names): caches built on their prefixes are then stale.
     generation: u64,
+    /// Scratch of [`intern`](Self::intern): the new event's frontiers, and
+    /// one object's joined reads.
+    builder: FrontiersBuilder,
+    merged_reads: Vec<EventId>,
 }
 
 impl Unfolding {
@@ -228,16 +233,25 @@ impl Unfolding {
             let Some(ev) = &self.events[id] else {
                 continue;
             };
-            let Some(i) = ev.frontiers.iter().position(|(n, _)| *n == moved) else {
+            if !ev.frontiers.contains(moved) {
                 continue;
-            };
-            let mut list = ev.frontiers.clone();
+            }
+            let mut list: Vec<(Name, Frontier)> = ev
+                .frontiers
+                .iter()
+                .map(|(n, f)| (n, f.to_frontier()))
+                .collect();
+            let i = list.iter().position(|(n, _)| *n == moved).expect("checked");
             let (_, f) = list.remove(i);
             match list.binary_search_by_key(&keep, |(n, _)| *n) {
-                Ok(j) => self.join_frontier(&mut list[j].1, &f),
+                Ok(j) => self.join_frontier(&mut list[j].1, (&f).into()),
                 Err(j) => list.insert(j, (keep, f)),
             }
-            self.events[id].as_mut().expect("checked").frontiers = list;
+            let mut builder = FrontiersBuilder::default();
+            for (n, f) in &list {
+                builder.push(*n, f.write, f.reads.iter().copied());
+            }
+            self.events[id].as_mut().expect("checked").frontiers = builder.finish();
         }
         if let Some(lists) = self.by_name.remove(&moved) {
             let into = self.by_name.entry(keep).or_default();
@@ -381,41 +395,32 @@ impl Unfolding {
             (l.depth, l.thread_jump)
         });
         let mut tmax: Vec<Option<EventId>> = Vec::with_capacity(thread.index() + 1);
-        let mut frontiers: Vec<(Name, Frontier)> = Vec::new();
         for &q in pred.iter().chain(&obj_preds).chain(&extra) {
-            self.join_history(&mut tmax, &mut frontiers, q);
+            self.join_tmax(&mut tmax, q);
         }
         if tmax.len() <= thread.index() {
             tmax.resize(thread.index() + 1, None);
         }
         tmax[thread.index()] = Some(id);
-        let mut write = None;
-        let mut write_depth = 0;
-        let mut gate = Gate::Open;
-        if let Some(name) = name {
-            let canonical = self.names.find(name);
-            let slot = match frontiers
-                .iter()
-                .position(|(n, _)| self.names.find(*n) == canonical)
-            {
-                Some(i) => i,
-                None => {
-                    frontiers.push((canonical, Frontier::default()));
-                    frontiers.len() - 1
-                }
-            };
-            let f = &mut frontiers[slot].1;
-            write = f.write;
-            let base_depth = self.wdepth(f.write);
+        let own = name.map(|n| self.names.find(n));
+        let joined = self.joined_frontiers(id, pred, &obj_preds, &extra, own, |u, f| {
+            // The event's own object: its gate, its write links, and the
+            // event's access recorded in its frontier.
+            let base_depth = u.wdepth(f.write);
+            let mut gate = Gate::Open;
             if kind.writes() {
-                let base = self.gate_after(canonical, f.write);
+                let base = u.gate_after(own.expect("own object"), f.write);
                 if base != Gate::Open {
-                    gate = base.after_write(kind, thread, &self.read_ops(&f.reads));
+                    gate = base.after_write(kind, thread, &u.read_ops(f.reads));
                 }
             }
-            write_depth = base_depth + u32::from(kind.writes());
-            frontiers[slot].1.record(id, kind.props().access);
-        }
+            let write_depth = base_depth + u32::from(kind.writes());
+            ((f.write, write_depth, gate), kind.props().access)
+        });
+        let (frontiers, (write, write_depth, gate)) = match joined {
+            (f, Some(own)) => (f, own),
+            (f, None) => (f, (None, 0, Gate::Open)),
+        };
         let write_jump = if kind.writes() {
             jump_for(write, |e| {
                 let l = self.link(e);
@@ -424,8 +429,6 @@ impl Unfolding {
         } else {
             None
         };
-        // Sorted by name: lookups and conflict checks rely on it.
-        frontiers.sort_by_key(|(n, _)| *n);
         let event = Event {
             thread,
             kind,
@@ -468,12 +471,8 @@ impl Unfolding {
         (id, true)
     }
 
-    fn join_history(
-        &self,
-        tmax: &mut Vec<Option<EventId>>,
-        frontiers: &mut Vec<(Name, Frontier)>,
-        q: EventId,
-    ) {
+    /// Joins the thread maxima of `q`'s history into `tmax`.
+    fn join_tmax(&self, tmax: &mut Vec<Option<EventId>>, q: EventId) {
         let ev = self.get(q);
         if tmax.len() < ev.tmax.len() {
             tmax.resize(ev.tmax.len(), None);
@@ -488,38 +487,126 @@ impl Unfolding {
                 (a, b) => a.or(b),
             };
         }
-        // Both lists are sorted by canonical name: merge them.
-        let mine = std::mem::take(frontiers);
-        frontiers.reserve(mine.len() + ev.frontiers.len());
-        let mut mine = mine.into_iter().peekable();
-        let mut theirs = ev.frontiers.iter().peekable();
+    }
+
+    /// The frontiers of new event `id`'s history: the union of its
+    /// predecessors' histories, then its own access of object `own` (if
+    /// any). `record` sees `own`'s frontier before the access and says how
+    /// the event accesses it, and what to hand back.
+    #[allow(clippy::too_many_arguments)]
+    fn joined_frontiers<R>(
+        &mut self,
+        id: EventId,
+        pred: Option<EventId>,
+        obj_preds: &[EventId],
+        extra: &[EventId],
+        own: Option<Name>,
+        record: impl FnOnce(&Self, FrontierView<'_>) -> (R, Access),
+    ) -> (Frontiers, Option<R>) {
+        let mut builder = std::mem::take(&mut self.builder);
+        let mut reads = std::mem::take(&mut self.merged_reads);
+        // Each predecessor's list is sorted by name: merge them, a cursor
+        // each (an event has few predecessors).
+        let lists: Vec<&Frontiers> = pred
+            .iter()
+            .chain(obj_preds)
+            .chain(extra)
+            .map(|&q| &self.get(q).frontiers)
+            .collect();
+        let mut at = vec![0usize; lists.len()];
+        let mut record = Some(record);
+        let mut recorded = None;
         loop {
-            let next = match (mine.peek(), theirs.peek()) {
+            // The next name: the own object's comes in its place, touched
+            // by a predecessor or not.
+            let next = (0..lists.len())
+                .filter(|&k| at[k] < lists[k].len())
+                .map(|k| lists[k].name_at(at[k]))
+                .min();
+            let pending_own = own.filter(|_| record.is_some());
+            let name = match (next, pending_own) {
+                (Some(n), Some(o)) => n.min(o),
+                (Some(n), None) => n,
+                (None, Some(o)) => o,
                 (None, None) => break,
-                (Some(_), None) => mine.next().expect("peeked"),
-                (None, Some(_)) => theirs.next().cloned().expect("peeked"),
-                (Some((m, _)), Some((t, _))) if m < t => mine.next().expect("peeked"),
-                (Some((m, _)), Some((t, _))) if m > t => theirs.next().cloned().expect("peeked"),
-                (Some(_), Some(_)) => {
-                    let (name, mut f) = mine.next().expect("peeked");
-                    self.join_frontier(&mut f, &theirs.next().expect("peeked").1);
-                    (name, f)
-                }
             };
-            frontiers.push(next);
+            // Histories of a configuration: their writes lie on one chain,
+            // the deepest is the join's, and its reads are the union of
+            // those of the frontiers that have it.
+            let mut write: Option<EventId> = None;
+            let mut depth = 0;
+            let mut first: Option<FrontierView<'_>> = None;
+            let mut shared = false;
+            for k in 0..lists.len() {
+                if at[k] >= lists[k].len() {
+                    continue;
+                }
+                if lists[k].name_at(at[k]) != name {
+                    continue;
+                }
+                let f = lists[k].at(at[k]).1;
+                at[k] += 1;
+                let d = self.wdepth(f.write);
+                if first.is_none() || d > depth {
+                    (write, depth, first, shared) = (f.write, d, Some(f), false);
+                } else if f.write == write {
+                    shared = true;
+                }
+            }
+            reads.clear();
+            if let Some(f) = first {
+                reads.extend_from_slice(f.reads);
+            }
+            if shared {
+                for k in 0..lists.len() {
+                    let Some(i) = at[k].checked_sub(1) else {
+                        continue;
+                    };
+                    let (n, f) = lists[k].at(i);
+                    if n != name || f.write != write {
+                        continue;
+                    }
+                    for &r in f.reads {
+                        if !reads.contains(&r) {
+                            reads.push(r);
+                        }
+                    }
+                }
+            }
+            if Some(name) == pending_own {
+                let record = record.take().expect("pending");
+                let (out, access) = record(
+                    self,
+                    FrontierView {
+                        write,
+                        reads: &reads,
+                    },
+                );
+                recorded = Some(out);
+                match access {
+                    Access::Write => builder.push(name, Some(id), []),
+                    Access::Read => builder.push(name, write, reads.iter().copied().chain([id])),
+                }
+            } else {
+                builder.push(name, write, reads.iter().copied());
+            }
         }
+        let frontiers = builder.finish();
+        self.builder = builder;
+        self.merged_reads = reads;
+        (frontiers, recorded)
     }
 
     /// Joins two frontiers of one object from consistent histories.
-    fn join_frontier(&self, mine: &mut Frontier, theirs: &Frontier) {
+    fn join_frontier(&self, mine: &mut Frontier, theirs: FrontierView<'_>) {
         if mine.write == theirs.write {
-            for &r in &theirs.reads {
+            for &r in theirs.reads {
                 if !mine.reads.contains(&r) {
                     mine.reads.push(r);
                 }
             }
         } else if self.wdepth(theirs.write) > self.wdepth(mine.write) {
-            *mine = theirs.clone();
+            *mine = theirs.to_frontier();
         }
     }
 
@@ -540,21 +627,12 @@ impl Unfolding {
 
     /// The frontier of object `name` in `[e]`, if `[e]` touches it.
     pub(crate) fn frontier(&self, e: EventId, name: Name) -> Option<Frontier> {
-        self.frontier_ref(e, name).cloned()
+        self.frontier_ref(e, name).map(FrontierView::to_frontier)
     }
 
     /// Like [`frontier`](Self::frontier), borrowed.
-    fn frontier_ref(&self, e: EventId, name: Name) -> Option<&Frontier> {
-        self.canonical_frontier(e, self.names.find(name))
-    }
-
-    /// Like [`frontier_ref`](Self::frontier_ref), by a canonical name.
-    fn canonical_frontier(&self, e: EventId, canonical: Name) -> Option<&Frontier> {
-        let frontiers = &self.get(e).frontiers;
-        let i = frontiers
-            .binary_search_by_key(&canonical, |(n, _)| *n)
-            .ok()?;
-        Some(&frontiers[i].1)
+    fn frontier_ref(&self, e: EventId, name: Name) -> Option<FrontierView<'_>> {
+        self.get(e).frontiers.get(self.names.find(name))
     }
 
     /// The maximal event of `thread` in `[e]`.
@@ -603,7 +681,7 @@ impl Unfolding {
     }
 
     /// Whether two frontiers of one object can belong to one configuration.
-    fn compatible(&self, a: &Frontier, b: &Frontier) -> bool {
+    fn compatible(&self, a: FrontierView<'_>, b: FrontierView<'_>) -> bool {
         if a.write == b.write {
             return true;
         }
@@ -638,11 +716,11 @@ impl Unfolding {
         let (mut i, mut j) = (0, 0);
         let (fa, fb) = (&ea.frontiers, &eb.frontiers);
         while i < fa.len() && j < fb.len() {
-            match fa[i].0.cmp(&fb[j].0) {
+            match fa.name_at(i).cmp(&fb.name_at(j)) {
                 std::cmp::Ordering::Less => i += 1,
                 std::cmp::Ordering::Greater => j += 1,
                 std::cmp::Ordering::Equal => {
-                    if !self.compatible(&fa[i].1, &fb[j].1) {
+                    if !self.compatible(fa.at(i).1, fb.at(j).1) {
                         return true;
                     }
                     i += 1;
@@ -683,11 +761,11 @@ impl Unfolding {
         let (mut i, mut j) = (0, 0);
         let fx = &ex.frontiers;
         while i < fx.len() && j < objects.len() {
-            match fx[i].0.cmp(&objects[j].0) {
+            match fx.name_at(i).cmp(&objects[j].0) {
                 std::cmp::Ordering::Less => i += 1,
                 std::cmp::Ordering::Greater => j += 1,
                 std::cmp::Ordering::Equal => {
-                    if !self.compatible(&fx[i].1, &objects[j].1) {
+                    if !self.compatible(fx.at(i).1, (&objects[j].1).into()) {
                         return true;
                     }
                     i += 1;
@@ -727,7 +805,7 @@ impl Unfolding {
         let names = [ea.name, eb.name].map(|n| n.map(|n| self.names.find(n)));
         let object_parts = |p: EventId, y: EventId| {
             names.iter().flatten().any(|&n| {
-                match (self.canonical_frontier(p, n), self.canonical_frontier(y, n)) {
+                match (self.get(p).frontiers.get(n), self.get(y).frontiers.get(n)) {
                     (Some(f), Some(g)) => !self.compatible(f, g),
                     _ => false,
                 }
@@ -775,7 +853,7 @@ impl Unfolding {
         for &e in events {
             if let Some(f) = self.frontier_ref(e, name) {
                 match &mut out {
-                    None => out = Some(f.clone()),
+                    None => out = Some(f.to_frontier()),
                     Some(o) => self.join_frontier(o, f),
                 }
             }
