@@ -262,6 +262,68 @@ fn a_passed_deadline_interrupts_the_search_for_alternatives() {
     assert!(por.interrupted());
 }
 
+/// `immediate_conflict` tries cheap refutations before whole conflict
+/// checks: on every pair of events of the unfoldings a real exploration
+/// builds (locks, loads, stores, peeking off and on), its answer is the
+/// definition's: `a # b`, and no predecessor of either conflicts with the
+/// other.
+#[test]
+fn immediate_conflict_is_the_definitions_on_every_pair() {
+    let model = || {
+        let m = Arc::new(Mutex::new(0));
+        let x = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = (1..=2)
+            .map(|v| {
+                let (m, x) = (m.clone(), x.clone());
+                thread::spawn(move || {
+                    *m.lock().unwrap() += v;
+                    x.store(v, SeqCst);
+                })
+            })
+            .collect();
+        if x.load(SeqCst) == 0 {
+            *m.lock().unwrap() += 10;
+        }
+        for h in handles {
+            h.join().unwrap();
+        }
+    };
+    for peeking in [false, true] {
+        let settings = Builder::new().peeking(peeking).settings;
+        let trail = Trail::default();
+        let mut runner = Runner::new(&settings, &model, &trail);
+        let mut por = Por::new(Alternatives::Optimal);
+        let mut pairs = 0;
+        loop {
+            let outcome = runner.execute(&mut por);
+            let more = por.advance(&outcome).expect("deterministic");
+            runner.reclaim(outcome);
+            let u = &por.u;
+            let preds = |e: EventId| {
+                let ev = u.get(e);
+                let mut p: Vec<EventId> = ev.pred.into_iter().collect();
+                p.extend(&ev.obj_preds);
+                p.extend(&ev.extra);
+                p
+            };
+            let ids: Vec<EventId> = u.ids().collect();
+            for &a in &ids {
+                for &b in &ids {
+                    let definition = u.conflict(a, b)
+                        && preds(a).iter().all(|&p| !u.conflict(p, b))
+                        && preds(b).iter().all(|&q| !u.conflict(a, q));
+                    assert_eq!(u.immediate_conflict(a, b), definition, "{a} #i {b}");
+                    pairs += 1;
+                }
+            }
+            if !more {
+                break;
+            }
+        }
+        assert!(pairs > 1000, "checked {pairs} pairs (peeking {peeking})");
+    }
+}
+
 /// Executions of `model` by POR with `alternatives`, and how many of them
 /// were sleep-set blocked.
 fn por(alternatives: Alternatives, model: impl Fn() + Sync) -> (u64, u64) {
