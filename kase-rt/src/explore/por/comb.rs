@@ -14,6 +14,10 @@ impl Por {
     pub(super) fn alternative(&self, i: usize, event: EventId) -> Option<Set<EventId>> {
         let config_len = self.tree.nodes[i].config_len;
         let in_c = |x: EventId| self.run.pos.get(&x).is_some_and(|&p| p < config_len);
+        // `event`'s own spike first: most nodes a backtrack passes have no
+        // alternative because `event` has no immediate conflict left to
+        // take, and that is then known before `D` is even listed.
+        let mut event_spike = Some(self.spike(i, event, event)?);
         let mut d: Vec<EventId> = self
             .tree
             .in_d
@@ -24,49 +28,18 @@ impl Por {
         d.sort_unstable();
         d.push(event);
         let targets: Vec<EventId> = match self.alternatives {
-            Alternatives::Optimal => d.clone(),
+            Alternatives::Optimal => d,
             // `event` (last in `d`) first, then the most recently added.
             Alternatives::KPartial(k) => d.iter().rev().take(k.max(1)).copied().collect(),
         };
-        // `event`'s own spike first: most nodes a backtrack passes have no
-        // alternative because `event` has no immediate conflict left to
-        // take, and that is then known before any other spike is built.
-        // The spikes keep `targets`' order for the search below.
         let mut spikes = Vec::with_capacity(targets.len());
-        let event_at = targets.iter().position(|&t| t == event);
-        let order = event_at
-            .into_iter()
-            .chain((0..targets.len()).filter(|&k| Some(k) != event_at));
-        for k in order {
-            let target = targets[k];
-            if self.budget.expired() {
-                return None;
-            }
-            // A unit (a pure part of a critical section) conflicts with
-            // whatever conflicts with one of its events. Node `i`'s lists
-            // avoid its configuration and D but for `event`, which joins D
-            // only when a clue is found.
-            let mut spike: Vec<EventId> = Vec::new();
-            for b in self.unit_chain(target) {
-                self.spike_candidates(i, b, |candidates| {
-                    spike.extend(
-                        candidates
-                            .iter()
-                            .copied()
-                            .filter(|&x| !self.u.leq(event, x)),
-                    )
-                });
-            }
-            spike.sort_unstable();
-            spike.dedup();
-            if spike.is_empty() {
-                return None;
-            }
-            spikes.push((k, target, spike));
+        for &target in &targets {
+            let spike = match event_spike.take_if(|_| target == event) {
+                Some(spike) => spike,
+                None => self.spike(i, event, target)?,
+            };
+            spikes.push((target, spike));
         }
-        spikes.sort_unstable_by_key(|&(k, ..)| k);
-        let spikes: Vec<(EventId, Vec<EventId>)> =
-            spikes.into_iter().map(|(_, t, spike)| (t, spike)).collect();
         let mut chosen = Vec::new();
         let mut found = None;
         let mut accept = |chosen: &[EventId]| {
@@ -80,6 +53,34 @@ impl Por {
         };
         self.combine(&spikes, &mut chosen, &mut accept);
         found
+    }
+
+    /// The spike of `target` at node `i`, whose unit `event` is being
+    /// added to `D`: the immediate conflicts of the target's unit that a
+    /// clue may take, sorted; `None` if there is none (or the deadline
+    /// passed, which `advance` then sees).
+    fn spike(&self, i: usize, event: EventId, target: EventId) -> Option<Vec<EventId>> {
+        if self.budget.expired() {
+            return None;
+        }
+        // A unit (a pure part of a critical section) conflicts with
+        // whatever conflicts with one of its events. Node `i`'s lists avoid
+        // its configuration and D but for `event`, which joins D only when
+        // a clue is found.
+        let mut spike: Vec<EventId> = Vec::new();
+        for b in self.unit_chain(target) {
+            self.spike_candidates(i, b, |candidates| {
+                spike.extend(
+                    candidates
+                        .iter()
+                        .copied()
+                        .filter(|&x| !self.u.leq(event, x)),
+                )
+            });
+        }
+        spike.sort_unstable();
+        spike.dedup();
+        (!spike.is_empty()).then_some(spike)
     }
 
     /// The maximal events of the first `config_len` events of `C` that are
