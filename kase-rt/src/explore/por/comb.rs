@@ -108,7 +108,7 @@ impl Por {
         let threads = self.maximal_since(config_len, since);
         // The objects with an access at a position in `since..config_len`
         // (a model has few objects, a configuration many events).
-        let mut objects: Vec<(Name, Frontier)> = self
+        let mut names: Vec<Name> = self
             .run
             .objects
             .iter()
@@ -119,18 +119,14 @@ impl Por {
                     .get(first)
                     .is_some_and(|&(pos, ..)| pos < config_len)
             })
-            .map(|o| (self.u.names.find(o.name), o.frontier_at(config_len)))
+            .map(|o| self.u.names.find(o.name))
             .collect();
-        objects.sort_unstable_by_key(|&(name, _)| name);
-        // Two runtime objects of one canonical name (names merged as one
-        // object met twice): their frontier in C is the join.
-        if objects.windows(2).any(|w| w[0].0 == w[1].0) {
-            objects.dedup_by_key(|&mut (name, _)| name);
-            let all = self.maximal_since(config_len, 0);
-            for (name, f) in &mut objects {
-                *f = self.u.joined_frontier(*name, &all);
-            }
-        }
+        names.sort_unstable();
+        names.dedup();
+        let objects = names
+            .into_iter()
+            .map(|n| (n, self.frontier_at(n, Some(config_len))))
+            .collect();
         Moved { threads, objects }
     }
 

@@ -91,6 +91,42 @@ impl Frontiers {
     }
 }
 
+/// Frontiers sorted by canonical name, indexed: an event's
+/// ([`Frontiers`]) or a configuration's (a sorted slice of owned ones), so
+/// that conflict checks walk either kind together with an event's.
+pub(crate) trait ByName {
+    /// How many objects.
+    fn count(&self) -> usize;
+    /// The name of the `i`-th.
+    fn name_at(&self, i: usize) -> Name;
+    /// The frontier of the `i`-th.
+    fn view_at(&self, i: usize) -> FrontierView<'_>;
+}
+
+impl ByName for Frontiers {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn name_at(&self, i: usize) -> Name {
+        Frontiers::name_at(self, i)
+    }
+    fn view_at(&self, i: usize) -> FrontierView<'_> {
+        self.at(i).1
+    }
+}
+
+impl ByName for [(Name, Frontier)] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn name_at(&self, i: usize) -> Name {
+        self[i].0
+    }
+    fn view_at(&self, i: usize) -> FrontierView<'_> {
+        (&self[i].1).into()
+    }
+}
+
 /// Builds [`Frontiers`] in name order, keeping its buffers between builds.
 #[derive(Default)]
 pub(crate) struct FrontiersBuilder {

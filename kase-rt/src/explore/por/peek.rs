@@ -85,28 +85,35 @@ impl Por {
         chain
     }
 
-    /// The frontier of object `name` after the first `len` events of the
-    /// current configuration (all of them: `None`).
-    fn frontier_at(&self, name: Name, len: Option<usize>) -> Frontier {
-        let Some(len) = len.filter(|&l| l < self.run.config.len()) else {
-            return self
-                .run
-                .objects
-                .iter()
-                .flatten()
-                .find(|o| self.u.names.find(o.name) == name)
-                .map(|o| o.frontier.clone())
-                .unwrap_or_default();
-        };
-        let mut f = Frontier::default();
-        for &e in &self.run.config[..len] {
-            let ev = self.u.get(e);
-            if ev.name.map(|n| self.u.names.find(n)) != Some(name) {
-                continue;
+    /// The frontier of object `name` (canonical) after the first `len`
+    /// events of the current configuration (all of them: `None`).
+    pub(super) fn frontier_at(&self, name: Name, len: Option<usize>) -> Frontier {
+        let all = self.run.config.len();
+        let len = len.map_or(all, |l| l.min(all));
+        let mut objects = self
+            .run
+            .objects
+            .iter()
+            .flatten()
+            .filter(|o| self.u.names.find(o.name) == name);
+        match (objects.next(), objects.next()) {
+            (None, _) => Frontier::default(),
+            (Some(o), None) if len == all => o.frontier.clone(),
+            // From the object's own accesses (their positions in `C`).
+            (Some(o), None) => o.frontier_at(len),
+            // Several runtime objects met under one name: their events in
+            // `C`'s order.
+            (Some(_), Some(_)) => {
+                let mut f = Frontier::default();
+                for &e in &self.run.config[..len] {
+                    let ev = self.u.get(e);
+                    if ev.name.map(|n| self.u.names.find(n)) == Some(name) {
+                        f.record(e, ev.kind.props().access);
+                    }
+                }
+                f
             }
-            f.record(e, ev.kind.props().access);
         }
-        f
     }
 
     /// Whether the pure part a thread would run now, starting with its

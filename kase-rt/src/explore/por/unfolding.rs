@@ -8,7 +8,7 @@ use crate::exec::error::OrInternal;
 use crate::exec::gate::Gate;
 use crate::exec::{ObjectKind, OpKind, ThreadIdx};
 
-use super::frontiers::{FrontierView, Frontiers, FrontiersBuilder};
+use super::frontiers::{ByName, FrontierView, Frontiers, FrontiersBuilder};
 use super::names::{Name, NameUnion};
 
 /// Index of an event in [`Unfolding`].
@@ -657,6 +657,12 @@ impl Unfolding {
         x == a
     }
 
+    /// Whether two events of one thread lie on one branch of it (one is
+    /// the other or below it); otherwise they conflict.
+    fn same_branch(&self, a: EventId, b: EventId) -> bool {
+        self.thread_ancestor(a, b) || self.thread_ancestor(b, a)
+    }
+
     /// Causality: `a ∈ [b]`.
     pub(crate) fn leq(&self, a: EventId, b: EventId) -> bool {
         match self.tmax(b, self.get(a).thread) {
@@ -707,20 +713,25 @@ impl Unfolding {
         let (ea, eb) = (self.get(a), self.get(b));
         for (ta, tb) in ea.tmax.iter().zip(&eb.tmax) {
             if let (Some(x), Some(y)) = (*ta, *tb) {
-                if !(self.thread_ancestor(x, y) || self.thread_ancestor(y, x)) {
+                if !self.same_branch(x, y) {
                     return true;
                 }
             }
         }
-        // Both lists are sorted by canonical name: walk them together.
+        self.any_incompatible(&ea.frontiers, &eb.frontiers)
+    }
+
+    /// Whether an object both lists hold has frontiers that cannot belong
+    /// to one configuration. Both are sorted by canonical name: they are
+    /// walked together.
+    fn any_incompatible(&self, a: &(impl ByName + ?Sized), b: &(impl ByName + ?Sized)) -> bool {
         let (mut i, mut j) = (0, 0);
-        let (fa, fb) = (&ea.frontiers, &eb.frontiers);
-        while i < fa.len() && j < fb.len() {
-            match fa.name_at(i).cmp(&fb.name_at(j)) {
+        while i < a.count() && j < b.count() {
+            match a.name_at(i).cmp(&b.name_at(j)) {
                 std::cmp::Ordering::Less => i += 1,
                 std::cmp::Ordering::Greater => j += 1,
                 std::cmp::Ordering::Equal => {
-                    if !self.compatible(fa.at(i).1, fb.at(j).1) {
+                    if !self.compatible(a.view_at(i), b.view_at(j)) {
                         return true;
                     }
                     i += 1;
@@ -753,27 +764,12 @@ impl Unfolding {
         for &m in threads {
             let t = self.get(m).thread.index();
             if let Some(&Some(y)) = ex.tmax.get(t) {
-                if !(self.thread_ancestor(y, m) || self.thread_ancestor(m, y)) {
+                if !self.same_branch(y, m) {
                     return true;
                 }
             }
         }
-        let (mut i, mut j) = (0, 0);
-        let fx = &ex.frontiers;
-        while i < fx.len() && j < objects.len() {
-            match fx.name_at(i).cmp(&objects[j].0) {
-                std::cmp::Ordering::Less => i += 1,
-                std::cmp::Ordering::Greater => j += 1,
-                std::cmp::Ordering::Equal => {
-                    if !self.compatible(fx.at(i).1, (&objects[j].1).into()) {
-                        return true;
-                    }
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
-        false
+        self.any_incompatible(&ex.frontiers, objects)
     }
 
     /// Immediate conflict: `a # b`, but neither's strict history conflicts
@@ -794,8 +790,7 @@ impl Unfolding {
             let (Some(p), Some(t)) = (ex.pred, self.tmax(y, ex.thread)) else {
                 return false;
             };
-            self.get(p).thread == ex.thread
-                && !(self.thread_ancestor(p, t) || self.thread_ancestor(t, p))
+            self.get(p).thread == ex.thread && !self.same_branch(p, t)
         };
         if thread_parts(ea, b) || thread_parts(eb, a) {
             return false;
