@@ -195,9 +195,11 @@ pub mod thread {
 }
 
 /// `std::alloc`'s `alloc`, `alloc_zeroed`, `dealloc` and `Layout`,
-/// re-exported (the `model` feature is off).
+/// re-exported, and std's `System` allocator as `TrackingAllocator` (the
+/// `model` feature is off).
 #[cfg(not(feature = "model"))]
 pub mod alloc {
+    pub use std::alloc::System as TrackingAllocator;
     pub use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
 }
 

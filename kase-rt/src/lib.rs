@@ -117,10 +117,11 @@ pub mod sync {
 /// `dealloc`, tracked in a model: freeing a block is a write to every atomic,
 /// cell and lock in it (an access racing with the free is a data race, one
 /// after it a [`FailureKind::UseAfterFree`]), and a block never freed is a
-/// [`FailureKind::Leak`]. Raw allocations made with std's `alloc` or a
-/// `Box` are not tracked.
+/// [`FailureKind::Leak`]. Allocations made through std (a `Box`, a `Vec`,
+/// std's own `alloc`) are tracked the same way in a test binary that
+/// installs [`alloc::TrackingAllocator`] as its global allocator.
 pub mod alloc {
-    pub use crate::shim::alloc::{alloc, alloc_zeroed, dealloc, Layout};
+    pub use crate::shim::alloc::{alloc, alloc_zeroed, dealloc, Layout, TrackingAllocator};
 }
 
 /// Drop-in replacement for `std::cell`: kase's `UnsafeCell`, with tracked

@@ -9,6 +9,7 @@ use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::error::usage_error;
+use super::heap::mode::Mode;
 use super::overflow::Registration;
 
 /// What a [`Continuation::resume`] came back with.
@@ -164,6 +165,8 @@ impl CoroutineThread {
 
 impl Continuation for CoroutineThread {
     fn resume(&mut self) -> Resumed {
+        // The thread's own code runs: std allocations are its (heap/mode.rs).
+        let _model = Mode::Model.enter();
         match self.coroutine.resume(()) {
             CoroutineResult::Yield(()) => Resumed::Suspended,
             CoroutineResult::Return(()) => Resumed::Finished,
@@ -171,6 +174,7 @@ impl Continuation for CoroutineThread {
     }
 
     fn force_unwind(&mut self) {
+        let _model = Mode::Model.enter();
         self.coroutine.force_unwind();
     }
 

@@ -52,7 +52,7 @@ pub struct Execution {
     pub(super) max_steps: u64,
     spurious_wakeups: bool,
     pub(super) watch: Option<Arc<Watch>>,
-    backtraces: bool,
+    pub(super) backtraces: bool,
     /// Set by the running operation's effect when it changed nothing.
     unmodified: Option<Unmodified>,
     /// Visible operations performed by unwinding threads (no choice point).
@@ -399,6 +399,7 @@ impl Execution {
             kind,
         };
         let pending = Pending { action, location };
+        self.thread_mut(action.thread).latest = Some(location);
         if self.teardown {
             // The thread is being unwound after the execution ended: its
             // destructors' operations run at once, unrecorded, and never

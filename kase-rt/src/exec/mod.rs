@@ -58,6 +58,15 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
     EXECUTION.with(|e| f(&mut e.borrow_mut()))
 }
 
+/// Runs `f` on the current execution if there is one and nothing borrows it
+/// (for the tracking allocator, which may be called anywhere).
+pub(crate) fn try_with<R>(f: impl FnOnce(&mut Execution) -> R) -> Option<R> {
+    if !EXECUTION.is_set() {
+        return None;
+    }
+    EXECUTION.with(|e| e.try_borrow_mut().ok().map(|mut e| f(&mut e)))
+}
+
 /// The object behind `handle` in the current execution, registered on its
 /// first use in it; only then, and after the execution's borrow is released,
 /// `on_first_use` runs, so it may run user code (a `static` lock's

@@ -162,12 +162,12 @@ impl std::fmt::Debug for Fault {
             Fault::UseAfterFree { access, freed, .. } => write!(
                 f,
                 "UseAfterFree({} at {}, freed by {} at {})",
-                access.thread, access.location, freed.thread, freed.location
+                access.thread, access.at, freed.thread, freed.at
             ),
             Fault::FreeRace { access, free, .. } => write!(
                 f,
                 "FreeRace({} at {}, freed by {} at {})",
-                access.thread, access.location, free.thread, free.location
+                access.thread, access.location, free.thread, free.at
             ),
             Fault::LeakedAllocations { blocks } => write!(f, "LeakedAllocations({})", blocks.len()),
             Fault::Divergence { message } => write!(f, "Divergence({message})"),

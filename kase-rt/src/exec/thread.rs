@@ -73,6 +73,9 @@ pub(crate) struct ThreadState {
     pub spawner: Option<ThreadIdx>,
     pub scoped: bool,
     pub pending: Option<Pending>,
+    /// Where its latest visible operation is (for std allocations, whose
+    /// allocator sees no caller: `exec/heap`).
+    pub latest: Option<&'static Location<'static>>,
     pub finished: bool,
     /// Set while its body runs; valid until the body returns.
     pub suspender: Option<*const dyn Suspend>,
@@ -118,6 +121,7 @@ impl ThreadState {
             spawner: None,
             scoped: false,
             pending: None,
+            latest: None,
             finished: false,
             suspender: None,
             park: None,

@@ -5,10 +5,12 @@
 //!
 //! Outside a model they are std's functions.
 
+use std::alloc::{GlobalAlloc, System};
 use std::panic::Location;
 
 pub use std::alloc::Layout;
 
+use crate::exec::heap::mode;
 use crate::exec::{self, heap::Release};
 
 /// Allocates memory as described by `layout`, as [`std::alloc::alloc`]; in
@@ -89,5 +91,115 @@ pub unsafe fn dealloc(ptr: *mut u8, layout: Layout) {
 fn track(ptr: *mut u8, layout: Layout, location: &'static Location<'static>) {
     if !ptr.is_null() && exec::in_model() {
         exec::with(|e| e.allocated(ptr, layout, location));
+    }
+}
+
+/// A global allocator that tracks, in a model, what the model's own code
+/// allocates through std (a `Box`, `Vec`, `Arc`, `String`, …) as
+/// [`alloc`] does: dropping a `Box` that holds an atomic, a cell or a lock
+/// is a write to it, so an access racing with the drop is a
+/// [`DataRace`](crate::FailureKind::DataRace) and one after it a
+/// [`UseAfterFree`](crate::FailureKind::UseAfterFree); such a block never
+/// freed is a [`Leak`](crate::FailureKind::Leak). Blocks that hold no
+/// object the model used are neither kept nor reported (a `String` a test
+/// leaks into a `static` is none of kase's business).
+///
+/// Install it in the test binary (one global allocator per binary); outside
+/// a model, and for kase's own allocations, it is std's
+/// [`System`] allocator. `kase-loom` installs it unless its default
+/// feature `std-heap` is off.
+///
+/// ```
+/// # extern crate kase_rt as kase;
+/// use kase::sync::atomic::{AtomicUsize, Ordering};
+/// use kase::{thread, Builder, FailureKind};
+///
+/// #[global_allocator]
+/// static ALLOCATOR: kase::alloc::TrackingAllocator = kase::alloc::TrackingAllocator;
+///
+/// # fn main() {
+/// let report = Builder::new().explore(|| {
+///     let counter = Box::new(AtomicUsize::new(0));
+///     let addr = &*counter as *const AtomicUsize as usize;
+///     // SAFETY: not for kase: whether this use is ordered before the
+///     // `Box`'s drop is what it checks (the memory stays valid meanwhile).
+///     let t = thread::spawn(move || unsafe { &*(addr as *const AtomicUsize) }.load(Ordering::SeqCst));
+///     drop(counter); // Bug: the thread may still read it.
+///     let _ = t.join();
+/// });
+/// let kind = report.failure().unwrap().kind();
+/// assert!(matches!(kind, FailureKind::DataRace | FailureKind::UseAfterFree));
+/// # }
+/// ```
+///
+/// A freed block stays allocated until the execution ends (no other
+/// allocation takes its address, so a late access is always found); std's
+/// allocator names no caller, so a report names the thread's latest step
+/// and, for a free, the frames of the call stack in the user's code.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TrackingAllocator;
+
+// SAFETY: every block comes from `System` with the layout asked for and goes
+// back to it with that layout: `dealloc` releases at once, or the model's
+// `Heap` keeps a freed block, hands it out again only for exactly its
+// layout (`mode::reuse`, which takes it out of the heap) and releases it
+// when the execution ends (through
+// `std::alloc::dealloc`, which is this allocator outside a model's code).
+// `realloc` in a model is `alloc`, a copy and `dealloc`, as `GlobalAlloc`'s
+// default; the bookkeeping never unwinds (it aborts on out-of-memory, as
+// any allocation) and its own allocations pass straight to `System`
+// (`Mode::Hook`).
+unsafe impl GlobalAlloc for TrackingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if let Some(ptr) = mode::reuse(layout) {
+            return ptr;
+        }
+        // SAFETY: the caller's promise (a layout of non-zero size).
+        let ptr = unsafe { System.alloc(layout) };
+        mode::on_alloc(ptr, layout);
+        ptr
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if let Some(ptr) = mode::reuse(layout) {
+            // SAFETY: a block of `layout`, allocated and not in use.
+            unsafe { std::ptr::write_bytes(ptr, 0, layout.size()) };
+            return ptr;
+        }
+        // SAFETY: as for `alloc`.
+        let ptr = unsafe { System.alloc_zeroed(layout) };
+        mode::on_alloc(ptr, layout);
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if mode::on_dealloc(ptr) == Release::Now {
+            // SAFETY: the caller's promise: `ptr` came from this allocator
+            // (so from `System`) with `layout`.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if !mode::tracking() {
+            // SAFETY: the caller's promise, passed on.
+            return unsafe { System.realloc(ptr, layout, new_size) };
+        }
+        // In a model's code, a new block and a free of the old one: the old
+        // block's objects are checked as at any free.
+        // SAFETY: the caller promises that `new_size`, rounded up to the
+        // alignment, does not overflow `isize`.
+        let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        // SAFETY: `new_size` is not zero (the caller's promise).
+        let new = unsafe { self.alloc(new_layout) };
+        if !new.is_null() {
+            // SAFETY: both blocks are valid for the smaller size and distinct
+            // (the old one is still allocated); the old one is freed once.
+            unsafe {
+                std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+                self.dealloc(ptr, layout);
+            }
+        }
+        new
     }
 }

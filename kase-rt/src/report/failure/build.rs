@@ -6,6 +6,7 @@ use super::names::location;
 use super::types::Step;
 use super::{Failure, FailureKind, Names};
 use crate::exec::error::{is_internal, UsageError};
+use crate::exec::heap::{Site, Where};
 use crate::exec::{Event, Fault, ObjectIdx, ThreadIdx};
 use crate::report::Schedule;
 use std::panic::Location;
@@ -26,6 +27,8 @@ fn user_frames(backtrace: &backtrace::Backtrace) -> Vec<String> {
         "<corosensei::",
         "backtrace::",
         "<backtrace::",
+        "scoped_tls::",
+        "<scoped_tls::",
         "__rust",
         "rust_",
     ];
@@ -36,6 +39,11 @@ fn user_frames(backtrace: &backtrace::Backtrace) -> Vec<String> {
         let Some(name) = symbol.name().map(|n| format!("{n:#}")) else {
             continue;
         };
+        if name.starts_with("corosensei::") || name == "stack_init_trampoline" {
+            // The bottom of the model thread's stack: what lies beyond is
+            // kase's driver and the test harness.
+            break;
+        }
         if NOT_USER.iter().any(|p| name.starts_with(p)) {
             continue;
         }
@@ -210,9 +218,9 @@ impl Failure {
                     FailureKind::UseAfterFree,
                     "use after free: memory is used after it was freed:".into(),
                     vec![
-                        site(names, access.thread, what, access.location),
-                        site(names, freed.thread, "freed it", freed.location),
-                        site(names, allocated.thread, "allocated it", allocated.location),
+                        heap_site(names, &access, what),
+                        heap_site(names, &freed, "freed it"),
+                        heap_site(names, &allocated, "allocated it"),
                         "free it only after every other access (a join, a lock, or the Acquire side of \
                          the count that decides who frees)"
                             .into(),
@@ -234,8 +242,8 @@ impl Failure {
                         .into(),
                     vec![
                         site(names, access.thread, op, access.location),
-                        site(names, free.thread, "frees it", free.location),
-                        site(names, allocated.thread, "allocated it", allocated.location),
+                        heap_site(names, &free, "frees it"),
+                        heap_site(names, &allocated, "allocated it"),
                         "order the access before the free with a lock, a Release store read by an \
                          Acquire load, or a join"
                             .into(),
@@ -247,12 +255,16 @@ impl Failure {
             Fault::LeakedAllocations { blocks } => {
                 let mut details: Vec<String> = blocks
                     .iter()
-                    .map(|b| {
-                        format!(
+                    .map(|b| match b.at {
+                        Where::Call(at) => format!(
                             "the memory {} allocated at {} was never freed",
                             names.thread(b.thread),
-                            location(b.location)
-                        )
+                            location(at)
+                        ),
+                        // Not reported today (`Execution::check_allocations`).
+                        Where::Std { .. } => {
+                            format!("{}, never freed", heap_site(names, b, "allocated memory"))
+                        }
                     })
                     .collect();
                 details.push("free it with `alloc::dealloc` (or drop what owns it) before the model ends".into());
@@ -404,6 +416,31 @@ fn internal_details(message: &str) -> Vec<String> {
 /// "`thread` `did` at `at`": one site of a use after free or a free race.
 fn site(names: &Names<'_>, thread: ThreadIdx, did: &str, at: &Location<'static>) -> String {
     format!("{} {did} at {}", names.thread(thread), location(at))
+}
+
+/// "`thread` `did` at …": one site of a tracked block. std's allocator sees
+/// no caller: its sites name the thread's latest step and, for a free, the
+/// innermost user frames of its call stack.
+fn heap_site(names: &Names<'_>, site: &Site, did: &str) -> String {
+    match &site.at {
+        Where::Call(at) => self::site(names, site.thread, did, at),
+        Where::Std { after, frames } => {
+            let thread = names.thread(site.thread);
+            let when = match after {
+                Some(at) => format!("after its step at {}", location(at)),
+                None => "before its first step".to_owned(),
+            };
+            let mut text = format!("{thread} {did} through std's allocator ({when})");
+            let frames = frames.as_deref().map(user_frames).unwrap_or_default();
+            if let Some((first, callers)) = frames.split_first() {
+                text.push_str(&format!(", in {first}"));
+                for caller in callers.iter().take(2) {
+                    text.push_str(&format!(", called from {caller}"));
+                }
+            }
+            text
+        }
+    }
 }
 
 /// A spinning thread in a deadlock: why its yield waits, and for what.

@@ -1,6 +1,8 @@
-//! Tracked allocations (`shim/alloc.rs`): a free is a write to every object
-//! in the freed block, an access after it is a use after free, and a block
-//! still allocated when every thread has finished is a leak.
+//! Tracked allocations (`shim/alloc.rs`, and std's allocator when the test
+//! binary installs `kase::alloc::TrackingAllocator`, `mode.rs`): a free is a
+//! write to every object in the freed block, an access after it is a use
+//! after free, and a block from `kase::alloc` still allocated when every
+//! thread has finished is a leak.
 //!
 //! Objects are found by address: each shim object records where its handle
 //! was at its latest use (`Execution::object`), and every access to an object
@@ -15,9 +17,13 @@
 //! allocation, tracked or not, can take their addresses: an access to an
 //! address in a freed block is always to the freed object.
 
+pub(crate) mod mode;
+mod std_alloc;
+
 use std::alloc::Layout;
 use std::collections::BTreeMap;
 use std::panic::Location;
+use std::sync::Arc;
 
 use super::action::{ObjectIdx, ThreadIdx};
 use super::error::OrInternal;
@@ -26,18 +32,47 @@ use super::hb::CellAccess;
 use super::scheduler::Fault;
 
 /// Who did something to a tracked block, and where.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Site {
     /// The thread.
     pub thread: ThreadIdx,
     /// Where in the user's code.
-    pub location: &'static Location<'static>,
+    pub at: Where,
+}
+
+/// Where a tracked block was allocated, freed or used.
+#[derive(Clone, Debug)]
+pub enum Where {
+    /// At a call of `kase::alloc`'s functions, or a shim's operation.
+    Call(&'static Location<'static>),
+    /// In std's allocator (a `Box`, `Vec`, `Arc`, … made or dropped), which
+    /// sees no caller: after the thread's latest step (`None`: before its
+    /// first), and for a free the call stack, resolved only for a report.
+    Std {
+        /// The thread's latest step before it.
+        after: Option<&'static Location<'static>>,
+        /// The call stack of a free.
+        frames: Option<Arc<backtrace::Backtrace>>,
+    },
+}
+
+impl std::fmt::Display for Where {
+    /// `file:line:col`, or "(std) after file:line:col".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Where::Call(location) => write!(f, "{location}"),
+            Where::Std { after: Some(l), .. } => write!(f, "(std) after {l}"),
+            Where::Std { after: None, .. } => write!(f, "(std) at start"),
+        }
+    }
 }
 
 /// One tracked block.
 #[derive(Debug)]
 struct Block {
     layout: Layout,
+    /// It came from std's allocator (`mode.rs`), not `kase::alloc`.
+    std: bool,
     allocated: Site,
     freed: Option<Site>,
     /// The latest access of each thread to an object in the block (one per
@@ -55,6 +90,9 @@ impl Block {
 #[derive(Debug, Default)]
 pub(crate) struct Heap {
     blocks: BTreeMap<usize, Block>,
+    /// Blocks from std's allocator freed while no object in them had been
+    /// used, newest last: handed out again first (`reuse`).
+    reusable: Vec<usize>,
 }
 
 impl Heap {
@@ -62,6 +100,21 @@ impl Heap {
     fn block_at(&mut self, address: usize) -> Option<&mut Block> {
         let (&start, block) = self.blocks.range_mut(..=address).next_back()?;
         (address < block.end(start)).then_some(block)
+    }
+
+    /// Tracks a block just allocated at `start`. Records overlapping it are
+    /// stale (an allocator hands out only free memory): their block was
+    /// freed where kase does not look (by kase itself, or on another OS
+    /// thread), so they go.
+    fn insert(&mut self, start: usize, block: Block) {
+        let end = block.end(start);
+        while let Some((&s, b)) = self.blocks.range(..end).next_back() {
+            if b.end(s) <= start {
+                break;
+            }
+            self.blocks.remove(&s);
+        }
+        self.blocks.insert(start, block);
     }
 }
 
@@ -100,12 +153,13 @@ impl Execution {
     ) {
         let allocated = Site {
             thread: self.current,
-            location,
+            at: Where::Call(location),
         };
-        self.heap.blocks.insert(
+        self.heap.insert(
             ptr as usize,
             Block {
                 layout,
+                std: false,
                 allocated,
                 freed: None,
                 accesses: Vec::new(),
@@ -119,8 +173,22 @@ impl Execution {
     pub(crate) fn freed(&mut self, ptr: *mut u8, location: &'static Location<'static>) -> Release {
         let here = Site {
             thread: self.current,
-            location,
+            at: Where::Call(location),
         };
+        self.free(ptr, here)
+    }
+
+    /// `here` frees the block at `ptr`, as [`freed`](Self::freed) says.
+    fn free(&mut self, ptr: *mut u8, here: Site) -> Release {
+        if !self.heap.blocks.contains_key(&(ptr as usize)) {
+            return Release::Now;
+        }
+        if !self.teardown && !self.live_arcs.is_empty() {
+            // A free is no scheduling point: the `Arc` drops before it (the
+            // last of which may be what frees) give their happens-before
+            // first, as at a cell access.
+            self.arc_drops();
+        }
         let Some(block) = self.heap.blocks.get_mut(&(ptr as usize)) else {
             return Release::Now;
         };
@@ -128,18 +196,22 @@ impl Execution {
             block.freed.get_or_insert(here);
             return Release::Keep;
         }
-        match block.freed {
+        // A free of a block whose objects no thread used changes nothing a
+        // thread could have read: it ends no spin (a loop that allocates
+        // and frees a buffer still repeats).
+        let seen = !block.std || !block.accesses.is_empty();
+        match &block.freed {
             Some(first) => {
                 let twice = Fault::UseAfterFree {
-                    allocated: block.allocated,
-                    freed: first,
+                    allocated: block.allocated.clone(),
+                    freed: first.clone(),
                     access: here,
                     again: true,
                 };
                 self.fault.get_or_insert(twice);
             }
             None => {
-                block.freed = Some(here);
+                block.freed = Some(here.clone());
                 let clock = &self.threads[here.thread.index()]
                     .as_ref()
                     .or_internal("unknown thread")
@@ -149,26 +221,38 @@ impl Execution {
                     .accesses
                     .iter()
                     .find(|a| a.thread != here.thread && clock.get(a.thread) < a.epoch)
-                    .copied();
+                    .copied()
+                    .filter(|_| {
+                        !(block.std && std_alloc::looks_like_arc(ptr as usize, block.layout))
+                    });
                 if let Some(access) = racing {
-                    let allocated = block.allocated;
+                    let mut here = here;
+                    if let Where::Std {
+                        frames: frames @ None,
+                        ..
+                    } = &mut here.at
+                    {
+                        *frames = Some(Arc::new(backtrace::Backtrace::new_unresolved()));
+                    }
+                    let allocated = block.allocated.clone();
+                    let key = format!(
+                        "{} at {} and a free by {}",
+                        access.thread, access.location, here.thread
+                    );
                     self.race(
                         Fault::FreeRace {
                             allocated,
                             access,
                             free: here,
                         },
-                        || {
-                            format!(
-                                "{} at {} and the free by {} at {}",
-                                access.thread, access.location, here.thread, here.location
-                            )
-                        },
+                        || key,
                     );
                 }
             }
         }
-        self.note_unseen_write();
+        if seen {
+            self.note_unseen_write();
+        }
         Release::Keep
     }
 
@@ -199,13 +283,13 @@ impl Execution {
         };
         let mut access = CellAccess::new(t, write, location);
         access.epoch = epoch;
-        if let Some(freed) = block.freed {
+        if let Some(freed) = &block.freed {
             let fault = Fault::UseAfterFree {
-                allocated: block.allocated,
-                freed,
+                allocated: block.allocated.clone(),
+                freed: freed.clone(),
                 access: Site {
                     thread: t,
-                    location,
+                    at: Where::Call(location),
                 },
                 again: false,
             };
@@ -217,15 +301,18 @@ impl Execution {
         false
     }
 
-    /// At the normal end of an execution (every thread finished): tracked
-    /// blocks never freed are leaked.
+    /// At the normal end of an execution (every thread finished): blocks
+    /// from `kase::alloc` never freed are leaked. Blocks from std's
+    /// allocator are not checked: a `static`, a thread-local, `Box::leak`
+    /// or kase's own `Arc` probes keep such blocks on purpose, and kase
+    /// cannot tell them from a forgotten free.
     pub(super) fn check_allocations(&mut self) {
         let leaked: Vec<Site> = self
             .heap
             .blocks
             .values()
-            .filter(|b| b.freed.is_none())
-            .map(|b| b.allocated)
+            .filter(|b| b.freed.is_none() && !b.std)
+            .map(|b| b.allocated.clone())
             .collect();
         if !leaked.is_empty() && self.fault.is_none() {
             self.fault = Some(Fault::LeakedAllocations { blocks: leaked });

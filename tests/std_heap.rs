@@ -1,0 +1,217 @@
+//! std's allocator tracked (`kase::alloc::TrackingAllocator` installed as
+//! this binary's global allocator): dropping a `Box` that holds an atomic is
+//! a write to it, so an access racing with the drop is a data race and one
+//! after it a use after free. Everything else a model allocates through std (strings, vectors
+//! that grow, channels, `Arc`s) changes nothing: same verdicts, same counts.
+
+use std::sync::atomic::AtomicUsize as StdAtomicUsize;
+
+use kase::sync::atomic::{AtomicUsize, Ordering};
+use kase::sync::{mpsc, Arc, Mutex};
+use kase::{thread, Builder, FailureKind, Report};
+
+#[global_allocator]
+static ALLOCATOR: kase::alloc::TrackingAllocator = kase::alloc::TrackingAllocator;
+
+/// An address sendable to another thread (the tests share raw pointers on
+/// purpose: kase is what checks their uses).
+#[derive(Clone, Copy)]
+struct Addr(usize);
+
+impl Addr {
+    fn of(atomic: &AtomicUsize) -> Addr {
+        Addr(atomic as *const AtomicUsize as usize)
+    }
+
+    /// # Safety
+    ///
+    /// Not for kase: a use after the free is what it reports, and the memory
+    /// stays valid until the execution ends.
+    unsafe fn get(self) -> &'static AtomicUsize {
+        // SAFETY: the caller's promise.
+        unsafe { &*(self.0 as *const AtomicUsize) }
+    }
+}
+
+fn explore(f: impl Fn() + Send + Sync + 'static) -> Report {
+    Builder::new().explore(f)
+}
+
+/// A thread reads an atomic in a `Box` that main drops without waiting for
+/// it: kase reports the race with the drop, naming std's allocator and the
+/// frame that dropped it.
+#[test]
+fn dropping_a_box_under_a_reader_is_reported() {
+    let report = explore(|| {
+        let boxed = Box::new(AtomicUsize::new(0));
+        let addr = Addr::of(&boxed);
+        // SAFETY: see `Addr::get`.
+        let reader = thread::spawn(move || unsafe { addr.get() }.load(Ordering::SeqCst));
+        drop(boxed);
+        let _ = reader.join();
+    });
+    let failure = report.failure().expect("the drop races with the read");
+    assert!(
+        matches!(
+            failure.kind(),
+            FailureKind::DataRace | FailureKind::UseAfterFree
+        ),
+        "{failure}"
+    );
+    let text = failure.to_string();
+    assert!(text.contains("through std's allocator"), "{text}");
+    assert!(text.contains("tests/std_heap.rs"), "{text}");
+}
+
+/// The same read after the drop, in one thread: a use after free.
+#[test]
+fn reading_a_dropped_box_is_a_use_after_free() {
+    let report = explore(|| {
+        let boxed = Box::new(AtomicUsize::new(7));
+        let addr = Addr::of(&boxed);
+        boxed.fetch_add(1, Ordering::Relaxed);
+        drop(boxed);
+        // SAFETY: see `Addr::get`.
+        unsafe { addr.get() }.load(Ordering::Relaxed);
+    });
+    let failure = report.failure().expect("a use after free");
+    assert_eq!(failure.kind(), FailureKind::UseAfterFree, "{failure}");
+    let text = failure.to_string();
+    assert!(text.contains("freed it through std's allocator"), "{text}");
+    assert!(text.contains("accesses it at tests/std_heap.rs:"), "{text}");
+}
+
+/// Joining before the drop orders the read before it: no failure, and the
+/// count is the program's (the spawn, the load and the join order nothing
+/// else).
+#[test]
+fn dropping_a_box_after_a_join_is_fine() {
+    let report = explore(|| {
+        let boxed = Box::new(AtomicUsize::new(0));
+        let addr = Addr::of(&boxed);
+        // SAFETY: see `Addr::get`; the join orders the load before the drop.
+        let reader = thread::spawn(move || unsafe { addr.get() }.load(Ordering::SeqCst));
+        boxed.store(1, Ordering::SeqCst);
+        reader.join().unwrap();
+        drop(boxed);
+    });
+    assert!(report.failure().is_none(), "{report}");
+    assert!(report.complete());
+    assert_eq!(report.executions(), 2);
+}
+
+/// Blocks from std's allocator are not checked for leaks: a forgotten
+/// `Box` holding a used atomic is no failure (a `static`, a thread-local or
+/// `Box::leak` keeps such blocks on purpose, and kase cannot tell them
+/// apart), while a forgotten `kase::alloc` block still is.
+#[test]
+fn std_blocks_are_not_checked_for_leaks() {
+    let report = explore(|| {
+        let boxed = Box::new(AtomicUsize::new(0));
+        boxed.store(1, Ordering::Relaxed);
+        std::mem::forget(boxed);
+    });
+    assert!(report.failure().is_none(), "{report}");
+
+    let report = explore(|| {
+        let layout = kase::alloc::Layout::new::<AtomicUsize>();
+        // SAFETY: not zero-sized; written before use, never freed (the
+        // leak this checks).
+        unsafe {
+            let p = kase::alloc::alloc(layout).cast::<AtomicUsize>();
+            p.write(AtomicUsize::new(0));
+            (*p).store(1, Ordering::Relaxed);
+        }
+    });
+    let failure = report.failure().expect("a leak");
+    assert_eq!(failure.kind(), FailureKind::Leak, "{failure}");
+}
+
+/// Vectors of atomics that grow (a reallocation moves their objects), a
+/// channel, a lock around boxes and `Arc`s: nothing is reported.
+#[test]
+fn ordinary_allocations_change_nothing() {
+    let report = explore(|| {
+        let cells: Arc<Mutex<Vec<Box<AtomicUsize>>>> = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel::<String>();
+        let worker = {
+            let cells = Arc::clone(&cells);
+            thread::spawn(move || {
+                let mut grown = Vec::new();
+                for i in 0..20 {
+                    grown.push(AtomicUsize::new(i));
+                    grown[i].fetch_add(1, Ordering::Relaxed);
+                }
+                cells.lock().unwrap().push(Box::new(AtomicUsize::new(1)));
+                tx.send(format!("{}", grown.len())).unwrap();
+            })
+        };
+        cells.lock().unwrap().push(Box::new(AtomicUsize::new(2)));
+        let got = rx.recv().unwrap();
+        worker.join().unwrap();
+        assert_eq!(got, "20");
+        let total: usize = cells
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .sum();
+        assert_eq!(total, 3);
+    });
+    assert!(report.failure().is_none(), "{report}");
+    assert!(report.complete());
+}
+
+/// The last owner of a std `Arc` (made outside rewritten code, so kase does
+/// not track it) frees what the other owners used: std's counts order
+/// their uses before the free, and kase reports no race.
+#[test]
+fn the_last_drop_of_a_std_arc_is_no_race() {
+    let report = explore(|| {
+        let shared = std::sync::Arc::new(AtomicUsize::new(0));
+        let other = std::sync::Arc::clone(&shared);
+        let t = thread::spawn(move || {
+            other.fetch_add(1, Ordering::Relaxed);
+        });
+        shared.fetch_add(1, Ordering::Relaxed);
+        drop(shared);
+        drop(t);
+    });
+    assert!(report.failure().is_none(), "{report}");
+    assert!(report.complete());
+}
+
+/// A spin loop that allocates and frees a buffer in each iteration is still
+/// recognised as a spin: the freed block comes back at the same address,
+/// as std's allocator would hand it out.
+#[test]
+fn a_spin_loop_that_allocates_still_ends() {
+    let report = explore(|| {
+        let flag = std::sync::Arc::new(AtomicUsize::new(0));
+        let setter = std::sync::Arc::clone(&flag);
+        let t = thread::spawn(move || setter.store(1, Ordering::SeqCst));
+        loop {
+            let scratch = vec![0_u8; 32];
+            if flag.load(Ordering::SeqCst) + usize::from(scratch[0]) == 1 {
+                break;
+            }
+            drop(scratch);
+            thread::yield_now();
+        }
+        t.join().unwrap();
+    });
+    assert!(report.failure().is_none(), "{report}");
+    assert!(report.complete());
+    assert!(report.executions() <= 3, "{}", report.executions());
+}
+
+/// Outside a model the allocator is std's: blocks come and go as usual.
+#[test]
+fn outside_a_model_it_is_std() {
+    let v: Vec<StdAtomicUsize> = (0..1000).map(StdAtomicUsize::new).collect();
+    let sum: usize = v
+        .iter()
+        .map(|a| a.load(std::sync::atomic::Ordering::Relaxed))
+        .sum();
+    assert_eq!(sum, 999 * 1000 / 2);
+}
