@@ -20,7 +20,12 @@
 //! than `SeqCst`, and its failure reports with a replayable schedule.
 //! Beyond loom, a free through [`alloc::dealloc`] is a write to everything
 //! in the block: an access that races with it is a data race, and one after
-//! it a use after free, each reported with the free and the access.
+//! it a use after free, each reported with the free and the access. So is
+//! a free through std's allocator (dropping a `Box` or a `Vec` that holds
+//! atomics or cells): with the default feature `std-heap`, kase-loom
+//! installs [`kase_rt::alloc::TrackingAllocator`] as the global allocator
+//! of whatever links it (turn the feature off if the test binary has a
+//! global allocator of its own).
 //!
 //! The exploration controls [`stop_exploring`], [`explore`] and
 //! [`skip_branch`] work as loom's: each choice made while exploring is off
@@ -52,6 +57,11 @@
 
 pub mod alloc;
 mod arc;
+
+/// std's allocator, tracked in a model (the `std-heap` feature).
+#[cfg(feature = "std-heap")]
+#[global_allocator]
+static TRACKING_ALLOCATOR: kase_rt::alloc::TrackingAllocator = kase_rt::alloc::TrackingAllocator;
 mod atomic_waker;
 pub mod cell;
 pub mod model;

@@ -145,6 +145,45 @@ fn alloc_tracks_leaks_and_uses_after_free() {
     assert_eq!(failure.kind(), kase_rt::FailureKind::UseAfterFree);
 }
 
+/// With the default feature `std-heap`, dropping a `Box` is a free too: a
+/// reader the drop does not wait for is reported (loom misses it).
+#[test]
+fn dropping_a_box_under_a_reader_is_reported() {
+    let report = kase_rt::Builder::new().explore(|| {
+        let boxed = Box::into_raw(Box::new(AtomicUsize::new(0)));
+        let addr = boxed as usize;
+        let reader = kase_rt::thread::spawn(move || unsafe {
+            (*(addr as *const AtomicUsize)).load(Ordering::SeqCst)
+        });
+        // The reader is not joined first: the bug.
+        drop(unsafe { Box::from_raw(boxed) });
+        let _ = reader.join();
+    });
+    let failure = report.failure().expect("the drop races with the read");
+    assert!(
+        matches!(
+            failure.kind(),
+            kase_rt::FailureKind::DataRace | kase_rt::FailureKind::UseAfterFree
+        ),
+        "{failure}"
+    );
+    assert!(
+        failure.to_string().contains("through std's allocator"),
+        "{failure}"
+    );
+
+    // Joined first, it is fine.
+    loom::model(|| {
+        let boxed = Box::into_raw(Box::new(AtomicUsize::new(0)));
+        let addr = boxed as usize;
+        let reader = thread::spawn(move || unsafe {
+            (*(addr as *const AtomicUsize)).load(Ordering::SeqCst)
+        });
+        reader.join().unwrap();
+        drop(unsafe { Box::from_raw(boxed) });
+    });
+}
+
 /// loom's `thread::spawn` asks for no `Send`: sharded-slab's tests share
 /// loom `UnsafeCell`s (not `Sync`) through a `std::sync::Arc`, and an `Rc`
 /// may cross too.
