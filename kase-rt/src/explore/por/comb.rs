@@ -68,7 +68,7 @@ impl Por {
         // its configuration and D but for `event`, which joins D only when
         // a clue is found.
         let mut spike: Vec<EventId> = Vec::new();
-        for b in self.unit_chain(target) {
+        for &b in self.unit_chain(target).iter() {
             self.spike_candidates(i, b, |candidates| {
                 spike.extend(
                     candidates

@@ -82,8 +82,7 @@ impl Por {
         pred: Option<EventId>,
     ) {
         let name = self.u.names.find(name);
-        let empty = vec![None];
-        let chain = chains.writes.get(&name).unwrap_or(&empty);
+        let chain: &[Option<EventId>] = chains.writes.get(&name).map_or(&[None], Vec::as_slice);
         let seen = pred
             .and_then(|p| self.u.frontier(p, name))
             .unwrap_or_default();

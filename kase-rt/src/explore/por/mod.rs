@@ -325,7 +325,7 @@ impl Por {
     /// Adds the unit whose last event is `rep` to `D` (once more).
     fn add_to_d(&mut self, rep: EventId) {
         *self.tree.in_d.entry(rep).or_default() += 1;
-        let first = self.unit_chain(rep)[0];
+        let first = self.unit_first(rep);
         if first != rep {
             self.tree.d_by_first.entry(first).or_default().push(rep);
         }
@@ -340,7 +340,7 @@ impl Por {
         if *count == 0 {
             self.tree.in_d.remove(&rep);
         }
-        let first = self.unit_chain(rep)[0];
+        let first = self.unit_first(rep);
         if let Some(reps) = self.tree.d_by_first.get_mut(&first) {
             if let Some(i) = reps.iter().position(|&r| r == rep) {
                 reps.swap_remove(i);

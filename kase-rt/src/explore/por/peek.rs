@@ -65,12 +65,29 @@ impl Por {
         self.part_end(first).unwrap_or(first)
     }
 
-    /// The events of the unit whose last event is `rep`, first to last.
-    pub(super) fn unit_chain(&self, rep: EventId) -> Vec<EventId> {
-        let mut chain = vec![rep];
+    /// The first event of the unit whose last event is `rep` (`rep` itself
+    /// unless it ends a pure part), without listing the unit.
+    pub(super) fn unit_first(&self, rep: EventId) -> EventId {
         if !self.u.get(rep).kind.ends_pure_part() {
-            return chain;
+            return rep;
         }
+        let mut e = rep;
+        while !self.u.get(e).kind.starts_pure_part() {
+            match self.u.thread_parent(e) {
+                Some(p) => e = p,
+                None => break,
+            }
+        }
+        e
+    }
+
+    /// The events of the unit whose last event is `rep`, first to last.
+    /// Most units are one event: those need no allocation.
+    pub(super) fn unit_chain(&self, rep: EventId) -> UnitChain {
+        if !self.u.get(rep).kind.ends_pure_part() {
+            return UnitChain::One([rep]);
+        }
+        let mut chain = vec![rep];
         let mut e = rep;
         while !self.u.get(e).kind.starts_pure_part() {
             match self.u.thread_parent(e) {
@@ -82,7 +99,7 @@ impl Por {
             }
         }
         chain.reverse();
-        chain
+        UnitChain::Many(chain)
     }
 
     /// The frontier of object `name` (canonical) after the first `len`
@@ -220,6 +237,25 @@ impl Por {
                 Some(p) if !self.u.get(p).kind.ends_pure_part() => e = p,
                 _ => return false,
             }
+        }
+    }
+}
+
+/// The events of one unit ([`Por::unit_chain`]), first to last.
+pub(super) enum UnitChain {
+    /// A unit of one event (no pure part).
+    One([EventId; 1]),
+    /// A pure part of a critical section.
+    Many(Vec<EventId>),
+}
+
+impl std::ops::Deref for UnitChain {
+    type Target = [EventId];
+
+    fn deref(&self) -> &[EventId] {
+        match self {
+            UnitChain::One(one) => one,
+            UnitChain::Many(many) => many,
         }
     }
 }

@@ -34,14 +34,14 @@ impl Por {
         let mut seeds: Vec<EventId> = self.run.config[..config_len].to_vec();
         let d: Vec<EventId> = self.tree.in_d.keys().copied().collect();
         for rep in d {
-            seeds.extend(self.unit_chain(rep));
+            seeds.extend_from_slice(&self.unit_chain(rep));
         }
         for n in 0..self.tree.nodes.len() {
             let node = &self.tree.nodes[n];
             let mut targets = node.added.clone();
             targets.extend(node.event.map(|e| self.unit_rep(e)));
             for rep in targets {
-                for b in self.unit_chain(rep) {
+                for &b in self.unit_chain(rep).iter() {
                     seeds.push(b);
                     self.spike_candidates(n, b, |candidates| seeds.extend(candidates));
                 }
