@@ -424,13 +424,50 @@ impl<T: Copy + Ord> LastAccesses<T> {
     /// write; a write follows the reads of it, sorted, or the write itself
     /// when nothing read it. The rest of [`depended_on`](Self::depended_on)
     /// is in their histories.
-    pub fn immediate(&self, access_kind: Access) -> Vec<T> {
+    pub fn immediate(&self, access_kind: Access) -> Immediate<T> {
         if access_kind == Access::Write && !self.reads.is_empty() {
             let mut reads = self.reads.clone();
             reads.sort_unstable();
-            reads
+            Immediate::Reads(reads)
         } else {
-            self.write.into_iter().collect()
+            Immediate::Write(self.write)
+        }
+    }
+}
+
+/// The immediate predecessors [`LastAccesses::immediate`] gives: the last
+/// write (none, or one, kept inline: most accesses follow one write) or the
+/// reads of it, sorted. Dereferences to a slice.
+#[derive(Clone, Debug)]
+pub enum Immediate<T> {
+    /// The last write, if any.
+    Write(Option<T>),
+    /// The reads of the last write, sorted.
+    Reads(Vec<T>),
+}
+
+impl<T: PartialEq> PartialEq for Immediate<T> {
+    /// As slices: one write inline equals a list of that one read.
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: Eq> Eq for Immediate<T> {}
+
+impl<T> Default for Immediate<T> {
+    fn default() -> Self {
+        Immediate::Write(None)
+    }
+}
+
+impl<T> std::ops::Deref for Immediate<T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        match self {
+            Immediate::Write(write) => write.as_slice(),
+            Immediate::Reads(reads) => reads,
         }
     }
 }
@@ -504,14 +541,14 @@ mod tests {
         last.record(1, Access::Write);
         last.record(3, Access::Read);
         last.record(2, Access::Read);
-        assert_eq!(last.immediate(Access::Read), [1]);
-        assert_eq!(last.immediate(Access::Write), [2, 3]);
+        assert_eq!(*last.immediate(Access::Read), [1]);
+        assert_eq!(*last.immediate(Access::Write), [2, 3]);
         let all: Vec<_> = last.depended_on(Access::Write).copied().collect();
         assert_eq!(all, [1, 3, 2]);
         let read: Vec<_> = last.depended_on(Access::Read).copied().collect();
         assert_eq!(read, [1]);
         last.record(4, Access::Write);
-        assert_eq!(last.immediate(Access::Write), [4]);
+        assert_eq!(*last.immediate(Access::Write), [4]);
     }
 
     #[test]

@@ -66,6 +66,7 @@ mod state;
 mod tests;
 mod unfolding;
 
+use crate::exec::dependence::Immediate;
 use crate::fast_hash::Map;
 
 use crate::exec::{
@@ -234,7 +235,7 @@ impl Por {
                     .unwrap_or_default();
                 (Some(name), preds)
             }
-            None => (None, Vec::new()),
+            None => (None, Immediate::default()),
         };
         let spawned =
             (kind == OpKind::Spawn).then(|| ThreadIdx(ev.value.unwrap_or_default() as u32));
@@ -315,7 +316,7 @@ impl Por {
                 .frontier_of(x)
                 .map(|f| f.immediate(action.kind.props().access))
                 .unwrap_or_default(),
-            None => Vec::new(),
+            None => Immediate::default(),
         };
         let pred = self.last_of(t);
         let extra = self.r_extras(t, action.kind, pred, &preds);

@@ -192,7 +192,7 @@ impl Por {
                 .unwrap_or_else(|| self.frontier_at(name, len));
             let preds = frontier.immediate(ev.kind.props().access);
             let extra = self.r_extras(ev.thread, ev.kind, ev.pred, &preds);
-            if preds != ev.obj_preds || extra != ev.extra {
+            if *preds != *ev.obj_preds || extra != ev.extra {
                 return false;
             }
             let mut next = frontier;
