@@ -205,6 +205,71 @@ fn a_spin_loop_that_allocates_still_ends() {
     assert!(report.executions() <= 3, "{}", report.executions());
 }
 
+/// A `Vec` of atomics that grows moves them: the old buffer is freed, so a
+/// thread still using an element through a pointer to the old buffer is
+/// reported.
+#[test]
+fn a_vec_that_grows_frees_its_old_buffer() {
+    let report = explore(|| {
+        let mut cells = Vec::with_capacity(1);
+        cells.push(AtomicUsize::new(0));
+        let addr = Addr::of(&cells[0]);
+        // SAFETY: see `Addr::get`.
+        let reader = thread::spawn(move || unsafe { addr.get() }.load(Ordering::SeqCst));
+        cells[0].store(1, Ordering::SeqCst);
+        cells.push(AtomicUsize::new(1)); // reallocates: the old buffer goes
+        let _ = reader.join();
+        assert_eq!(cells[0].load(Ordering::SeqCst), 1);
+    });
+    let failure = report
+        .failure()
+        .expect("the reader races with the reallocation");
+    assert!(
+        matches!(
+            failure.kind(),
+            FailureKind::DataRace | FailureKind::UseAfterFree
+        ),
+        "{failure}"
+    );
+}
+
+/// A block handed out again (same layout, nothing in it used) is zeroed
+/// when zeroed memory is asked for, as a fresh one would be.
+#[test]
+fn a_reused_block_is_zeroed_when_asked() {
+    let report = explore(|| {
+        let flag = AtomicUsize::new(0);
+        flag.store(1, Ordering::Relaxed);
+        for round in 0..3_u8 {
+            let mut scratch = vec![0_u8; 48];
+            assert!(
+                scratch.iter().all(|&b| b == 0),
+                "round {round}: {scratch:?}"
+            );
+            scratch.fill(0xA5);
+            drop(scratch);
+        }
+    });
+    assert!(report.failure().is_none(), "{report}");
+}
+
+/// Memory allocated before the model and freed in it is std's to free: no
+/// report, nothing kept.
+#[test]
+fn blocks_from_outside_the_model_are_freed_normally() {
+    static OUTSIDE: std::sync::Mutex<Option<Box<[u64; 8]>>> = std::sync::Mutex::new(None);
+    *OUTSIDE.lock().unwrap() = Some(Box::new([7; 8]));
+    let report = explore(|| {
+        let flag = AtomicUsize::new(0);
+        flag.store(1, Ordering::Relaxed);
+        if let Some(block) = OUTSIDE.lock().unwrap().take() {
+            assert_eq!(block.iter().sum::<u64>(), 56);
+        }
+    });
+    assert!(report.failure().is_none(), "{report}");
+    assert!(OUTSIDE.lock().unwrap().is_none());
+}
+
 /// Outside a model the allocator is std's: blocks come and go as usual.
 #[test]
 fn outside_a_model_it_is_std() {
