@@ -86,6 +86,12 @@ impl Execution {
             .count()
     }
 
+    /// The values of the `Arc`s this execution tracks: their allocations
+    /// stay allocated until the execution ends, held by kase's probes.
+    pub(super) fn tracked_arc_values(&self) -> impl Iterator<Item = usize> + '_ {
+        self.arcs.iter().map(|arc| arc.probe.allocation() as usize)
+    }
+
     /// Remembers an `Arc` the current thread created (not during teardown:
     /// an execution that is being unwound has already ended).
     pub(crate) fn track_arc(

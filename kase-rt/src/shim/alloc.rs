@@ -100,9 +100,10 @@ fn track(ptr: *mut u8, layout: Layout, location: &'static Location<'static>) {
 /// is a write to it, so an access racing with the drop is a
 /// [`DataRace`](crate::FailureKind::DataRace) and one after it a
 /// [`UseAfterFree`](crate::FailureKind::UseAfterFree); such a block never
-/// freed is a [`Leak`](crate::FailureKind::Leak). Blocks that hold no
-/// object the model used are neither kept nor reported (a `String` a test
-/// leaks into a `static` is none of kase's business).
+/// freed is a [`Leak`](crate::FailureKind::Leak) (a `Box` given to
+/// `Box::leak` or kept in a `static` too, as for `Arc`s). Blocks that hold
+/// no object the model used are never reported (a `String` a test keeps
+/// in a `static` is none of kase's business).
 ///
 /// Install it in the test binary (one global allocator per binary); outside
 /// a model, and for kase's own allocations, it is std's

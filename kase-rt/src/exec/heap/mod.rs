@@ -1,8 +1,8 @@
 //! Tracked allocations (`shim/alloc.rs`, and std's allocator when the test
 //! binary installs `kase::alloc::TrackingAllocator`, `mode.rs`): a free is a
 //! write to every object in the freed block, an access after it is a use
-//! after free, and a block from `kase::alloc` still allocated when every
-//! thread has finished is a leak.
+//! after free, and a block still allocated when every thread has finished
+//! is a leak (from std's allocator: one holding an object the model used).
 //!
 //! Objects are found by address: each shim object records where its handle
 //! was at its latest use (`Execution::object`), and every access to an object
@@ -301,18 +301,25 @@ impl Execution {
         false
     }
 
-    /// At the normal end of an execution (every thread finished): blocks
-    /// from `kase::alloc` never freed are leaked. Blocks from std's
-    /// allocator are not checked: a `static`, a thread-local, `Box::leak`
-    /// or kase's own `Arc` probes keep such blocks on purpose, and kase
-    /// cannot tell them from a forgotten free.
+    /// At the normal end of an execution (every thread finished): tracked
+    /// blocks never freed are leaked. From std's allocator, only blocks
+    /// holding an atomic, cell or lock the model used count (a `String` a
+    /// test keeps is none of kase's business), and not the allocations of
+    /// the `Arc`s kase tracks, which its probes keep until the execution
+    /// ends (one still owned is reported as a leaked `Arc` first).
     pub(super) fn check_allocations(&mut self) {
+        let probed: Vec<usize> = self.tracked_arc_values().collect();
         let leaked: Vec<Site> = self
             .heap
             .blocks
-            .values()
-            .filter(|b| b.freed.is_none() && !b.std)
-            .map(|b| b.allocated.clone())
+            .iter()
+            .filter(|(&start, b)| {
+                b.freed.is_none()
+                    && (!b.std
+                        || (!b.accesses.is_empty()
+                            && !probed.iter().any(|&v| start <= v && v < b.end(start))))
+            })
+            .map(|(_, b)| b.allocated.clone())
             .collect();
         if !leaked.is_empty() && self.fault.is_none() {
             self.fault = Some(Fault::LeakedAllocations { blocks: leaked });

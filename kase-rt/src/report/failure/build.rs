@@ -261,13 +261,19 @@ impl Failure {
                             names.thread(b.thread),
                             location(at)
                         ),
-                        // Not reported today (`Execution::check_allocations`).
-                        Where::Std { .. } => {
-                            format!("{}, never freed", heap_site(names, b, "allocated memory"))
-                        }
+                        Where::Std { .. } => format!(
+                            "{}, holding atomics, cells or locks the model used, was never freed",
+                            heap_site(names, b, "allocated memory")
+                        ),
                     })
                     .collect();
-                details.push("free it with `alloc::dealloc` (or drop what owns it) before the model ends".into());
+                let hint = if blocks.iter().any(|b| matches!(b.at, Where::Std { .. })) {
+                    "drop what owns it (a `Box`, a `Vec`, ...) before the model ends; one given to \
+                     `mem::forget` or `Box::leak`, or kept in a `static`, outlives the model"
+                } else {
+                    "free it with `alloc::dealloc` (or drop what owns it) before the model ends"
+                };
+                details.push(hint.into());
                 (
                     FailureKind::Leak,
                     "every thread finished, but memory allocated in the model was never freed:".into(),
