@@ -336,7 +336,7 @@ pub const MUTANTS: &[Mutant] = &[
             from: &["                        if !block.is_null() {", "                            drop(Box::from_raw(*block));", "                        }"],
             to: &["                        if !block.is_null() {", "                            let _ = *block;", "                        }"],
         }],
-        about: "(none expected) — reached by the unbounded model of spsc/spsc_force (the queue is dropped with one block allocated), but blocks are plain `alloc::boxed::Box`, NOT `loom::alloc`/`loom::sync::Arc`, so loom's leak check never sees it; only a tool that tracks the global allocator would report it.",
+        about: "reached by the unbounded model of spsc/spsc_force (the queue is dropped with one block allocated); blocks are plain `alloc::boxed::Box`, NOT `loom::alloc`/`loom::sync::Arc`, so loom's leak check never sees it; kase-loom tracks the global allocator (feature `std-heap`, on by default) and reports the block, which holds the slots' atomics.",
     },
     Mutant {
         krate: "parking",
