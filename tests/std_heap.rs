@@ -184,6 +184,30 @@ fn the_last_drop_of_a_std_arc_is_no_race() {
     assert!(report.complete());
 }
 
+/// The same for what the `Arc`'s value owns: its last drop frees the
+/// buffer of a `Vec` of atomics, and boxes inside it, which the other
+/// owner used before its own drop.
+#[test]
+fn the_last_drop_of_a_std_arc_frees_its_value_without_a_race() {
+    let report = explore(|| {
+        let cells: std::sync::Arc<Vec<AtomicUsize>> =
+            std::sync::Arc::new((0..3).map(AtomicUsize::new).collect());
+        let boxes: std::sync::Arc<Vec<Box<AtomicUsize>>> =
+            std::sync::Arc::new(vec![Box::new(AtomicUsize::new(0))]);
+        let (c, b) = (std::sync::Arc::clone(&cells), std::sync::Arc::clone(&boxes));
+        let t = thread::spawn(move || {
+            c[1].fetch_add(1, Ordering::Relaxed);
+            b[0].fetch_add(1, Ordering::Relaxed);
+        });
+        cells[2].fetch_add(1, Ordering::Relaxed);
+        boxes[0].fetch_add(1, Ordering::Relaxed);
+        drop((cells, boxes));
+        drop(t);
+    });
+    assert!(report.failure().is_none(), "{report}");
+    assert!(report.complete());
+}
+
 /// A spin loop that allocates and frees a buffer in each iteration is still
 /// recognised as a spin: the freed block comes back at the same address,
 /// as std's allocator would hand it out.

@@ -93,6 +93,25 @@ pub(crate) struct Heap {
     /// Blocks from std's allocator freed while no object in them had been
     /// used, newest last: handed out again first (`reuse`).
     reusable: Vec<usize>,
+    /// Races of frees through std's allocator, reported when the execution
+    /// ends unless an `Arc`'s free acquits them first (`std_alloc.rs`).
+    pending: Vec<PendingRace>,
+    /// The blocks from std's allocator freed so far (all kept, so still
+    /// readable).
+    std_frees: Vec<usize>,
+}
+
+/// A free through std's allocator that races with an access.
+#[derive(Debug)]
+struct PendingRace {
+    start: usize,
+    fault: Fault,
+    key: String,
+}
+
+/// Whether the block at `start` came from std's allocator.
+fn std_block_of(heap: &Heap, start: usize) -> bool {
+    heap.blocks.get(&start).is_some_and(|b| b.std)
 }
 
 impl Heap {
@@ -221,10 +240,16 @@ impl Execution {
                     .accesses
                     .iter()
                     .find(|a| a.thread != here.thread && clock.get(a.thread) < a.epoch)
-                    .copied()
-                    .filter(|_| {
-                        !(block.std && std_alloc::looks_like_arc(ptr as usize, block.layout))
-                    });
+                    .copied();
+                let std_block = block.std;
+                let arc_like = std_block && std_alloc::looks_like_arc(ptr as usize, block.layout);
+                let racing = racing.filter(|_| !arc_like);
+                let allocated = block.allocated.clone();
+                if arc_like {
+                    // The value an untracked `Arc` dropped just before: its
+                    // blocks' frees race with nothing either.
+                    self.acquitted_by_arc(ptr as usize);
+                }
                 if let Some(access) = racing {
                     let mut here = here;
                     if let Where::Std {
@@ -234,21 +259,32 @@ impl Execution {
                     {
                         *frames = Some(Arc::new(backtrace::Backtrace::new_unresolved()));
                     }
-                    let allocated = block.allocated.clone();
                     let key = format!(
                         "{} at {} and a free by {}",
                         access.thread, access.location, here.thread
                     );
-                    self.race(
-                        Fault::FreeRace {
-                            allocated,
-                            access,
-                            free: here,
-                        },
-                        || key,
-                    );
+                    let fault = Fault::FreeRace {
+                        allocated,
+                        access,
+                        free: here,
+                    };
+                    if std_block {
+                        // Reported when the execution ends, unless an
+                        // untracked `Arc`'s allocation turns out to have
+                        // owned it.
+                        self.heap.pending.push(PendingRace {
+                            start: ptr as usize,
+                            fault,
+                            key,
+                        });
+                    } else {
+                        self.race(fault, || key);
+                    }
                 }
             }
+        }
+        if std_block_of(&self.heap, ptr as usize) {
+            self.heap.std_frees.push(ptr as usize);
         }
         if seen {
             self.note_unseen_write();
@@ -308,6 +344,7 @@ impl Execution {
     /// the `Arc`s kase tracks, which its probes keep until the execution
     /// ends (one still owned is reported as a leaked `Arc` first).
     pub(super) fn check_allocations(&mut self) {
+        self.report_pending_frees();
         let probed: Vec<usize> = self.tracked_arc_values().collect();
         let leaked: Vec<Site> = self
             .heap

@@ -118,4 +118,44 @@ impl Execution {
         self.std_allocated(ptr, layout);
         Some(ptr)
     }
+
+    /// The block at `arc`, being freed, is an untracked `Arc`'s allocation
+    /// ([`looks_like_arc`]): the blocks its value owned, freed by its last
+    /// strong drop, race with nothing either (std's drop acquires every
+    /// other owner's release before it drops the value). They are found by
+    /// their addresses in the `Arc`'s memory (a `Vec`'s buffer, a `Box`),
+    /// then in theirs, among the blocks freed so far.
+    pub(super) fn acquitted_by_arc(&mut self, arc: usize) {
+        if self.heap.pending.is_empty() {
+            return;
+        }
+        let mut freed: std::collections::HashSet<usize> =
+            self.heap.std_frees.iter().copied().collect();
+        let mut owned = Vec::new();
+        let mut scan = vec![arc];
+        while let Some(block) = scan.pop() {
+            let Some(size) = self.heap.blocks.get(&block).map(|b| b.layout.size()) else {
+                continue;
+            };
+            for word in 0..size / std::mem::size_of::<usize>() {
+                // SAFETY: the block is allocated (`arc`, being freed now) or
+                // freed and kept until the execution ends (`std_frees`),
+                // at least `size` bytes long; an unaligned read of bytes.
+                let value = unsafe { (block as *const usize).add(word).read_unaligned() };
+                if freed.remove(&value) {
+                    owned.push(value);
+                    scan.push(value);
+                }
+            }
+        }
+        self.heap.pending.retain(|p| !owned.contains(&p.start));
+    }
+
+    /// Reports the races of frees no `Arc` acquitted (the execution ends).
+    pub(super) fn report_pending_frees(&mut self) {
+        for race in std::mem::take(&mut self.heap.pending) {
+            let key = race.key;
+            self.race(race.fault, || key);
+        }
+    }
 }
