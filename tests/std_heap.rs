@@ -38,6 +38,26 @@ fn explore(f: impl Fn() + Send + Sync + 'static) -> Report {
     Builder::new().explore(f)
 }
 
+/// Asserts that the exploration finished without a failure.
+fn assert_passes(report: &Report) {
+    assert!(report.failure().is_none(), "{report}");
+    assert!(report.complete());
+}
+
+/// The failure of a use that a free does not wait for: a data race if the
+/// run put the use first, a use after free if it put the free first.
+fn free_failure<'r>(report: &'r Report, why: &str) -> &'r kase::Failure {
+    let failure = report.failure().expect(why);
+    assert!(
+        matches!(
+            failure.kind(),
+            FailureKind::DataRace | FailureKind::UseAfterFree
+        ),
+        "{failure}"
+    );
+    failure
+}
+
 /// A thread reads an atomic in a `Box` that main drops without waiting for
 /// it: kase reports the race with the drop, naming std's allocator and the
 /// frame that dropped it.
@@ -51,14 +71,7 @@ fn dropping_a_box_under_a_reader_is_reported() {
         drop(boxed);
         let _ = reader.join();
     });
-    let failure = report.failure().expect("the drop races with the read");
-    assert!(
-        matches!(
-            failure.kind(),
-            FailureKind::DataRace | FailureKind::UseAfterFree
-        ),
-        "{failure}"
-    );
+    let failure = free_failure(&report, "the drop races with the read");
     let text = failure.to_string();
     assert!(text.contains("through std's allocator"), "{text}");
     assert!(text.contains("tests/std_heap.rs"), "{text}");
@@ -96,8 +109,7 @@ fn dropping_a_box_after_a_join_is_fine() {
         reader.join().unwrap();
         drop(boxed);
     });
-    assert!(report.failure().is_none(), "{report}");
-    assert!(report.complete());
+    assert_passes(&report);
     assert_eq!(report.executions(), 2);
 }
 
@@ -161,8 +173,7 @@ fn ordinary_allocations_change_nothing() {
             .sum();
         assert_eq!(total, 3);
     });
-    assert!(report.failure().is_none(), "{report}");
-    assert!(report.complete());
+    assert_passes(&report);
 }
 
 /// The last owner of a std `Arc` (made outside rewritten code, so kase does
@@ -180,8 +191,7 @@ fn the_last_drop_of_a_std_arc_is_no_race() {
         drop(shared);
         drop(t);
     });
-    assert!(report.failure().is_none(), "{report}");
-    assert!(report.complete());
+    assert_passes(&report);
 }
 
 /// The same for what the `Arc`'s value owns: its last drop frees the
@@ -204,8 +214,7 @@ fn the_last_drop_of_a_std_arc_frees_its_value_without_a_race() {
         drop((cells, boxes));
         drop(t);
     });
-    assert!(report.failure().is_none(), "{report}");
-    assert!(report.complete());
+    assert_passes(&report);
 }
 
 /// A spin loop that allocates and frees a buffer in each iteration is still
@@ -227,8 +236,7 @@ fn a_spin_loop_that_allocates_still_ends() {
         }
         t.join().unwrap();
     });
-    assert!(report.failure().is_none(), "{report}");
-    assert!(report.complete());
+    assert_passes(&report);
     assert!(report.executions() <= 3, "{}", report.executions());
 }
 
@@ -248,16 +256,7 @@ fn a_vec_that_grows_frees_its_old_buffer() {
         let _ = reader.join();
         assert_eq!(cells[0].load(Ordering::SeqCst), 1);
     });
-    let failure = report
-        .failure()
-        .expect("the reader races with the reallocation");
-    assert!(
-        matches!(
-            failure.kind(),
-            FailureKind::DataRace | FailureKind::UseAfterFree
-        ),
-        "{failure}"
-    );
+    free_failure(&report, "the reader races with the reallocation");
 }
 
 /// A block handed out again (same layout, nothing in it used) is zeroed

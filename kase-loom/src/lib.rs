@@ -57,16 +57,16 @@
 
 pub mod alloc;
 mod arc;
-
-/// std's allocator, tracked in a model (the `std-heap` feature).
-#[cfg(feature = "std-heap")]
-#[global_allocator]
-static TRACKING_ALLOCATOR: kase_rt::alloc::TrackingAllocator = kase_rt::alloc::TrackingAllocator;
 mod atomic_waker;
 pub mod cell;
 pub mod model;
 mod notify;
 pub mod thread;
+
+/// std's allocator, tracked in a model (the `std-heap` feature).
+#[cfg(feature = "std-heap")]
+#[global_allocator]
+static TRACKING_ALLOCATOR: kase_rt::alloc::TrackingAllocator = kase_rt::alloc::TrackingAllocator;
 
 pub use kase_rt::__private::{explore, skip_branch, stop_exploring};
 pub use model::model;

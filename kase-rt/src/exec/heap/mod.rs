@@ -96,8 +96,9 @@ pub(crate) struct Heap {
     /// Races of frees through std's allocator, reported when the execution
     /// ends unless an `Arc`'s free acquits them first (`std_alloc.rs`).
     pending: Vec<PendingRace>,
-    /// The blocks from std's allocator freed so far (all kept, so still
-    /// readable).
+    /// The blocks from std's allocator freed since the first pending race
+    /// (all kept, so still readable). Earlier ones cannot have owned a
+    /// racing block: Rust drops what a block owns before freeing it.
     std_frees: Vec<usize>,
 }
 
@@ -107,11 +108,6 @@ struct PendingRace {
     start: usize,
     fault: Fault,
     key: String,
-}
-
-/// Whether the block at `start` came from std's allocator.
-fn std_block_of(heap: &Heap, start: usize) -> bool {
-    heap.blocks.get(&start).is_some_and(|b| b.std)
 }
 
 impl Heap {
@@ -218,7 +214,8 @@ impl Execution {
         // A free of a block whose objects no thread used changes nothing a
         // thread could have read: it ends no spin (a loop that allocates
         // and frees a buffer still repeats).
-        let seen = !block.std || !block.accesses.is_empty();
+        let std_block = block.std;
+        let seen = !std_block || !block.accesses.is_empty();
         match &block.freed {
             Some(first) => {
                 let twice = Fault::UseAfterFree {
@@ -241,7 +238,6 @@ impl Execution {
                     .iter()
                     .find(|a| a.thread != here.thread && clock.get(a.thread) < a.epoch)
                     .copied();
-                let std_block = block.std;
                 let arc_like = std_block && std_alloc::looks_like_arc(ptr as usize, block.layout);
                 let racing = racing.filter(|_| !arc_like);
                 let allocated = block.allocated.clone();
@@ -283,7 +279,7 @@ impl Execution {
                 }
             }
         }
-        if std_block_of(&self.heap, ptr as usize) {
+        if std_block && !self.heap.pending.is_empty() {
             self.heap.std_frees.push(ptr as usize);
         }
         if seen {

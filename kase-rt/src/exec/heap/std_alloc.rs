@@ -124,7 +124,7 @@ impl Execution {
     /// strong drop, race with nothing either (std's drop acquires every
     /// other owner's release before it drops the value). They are found by
     /// their addresses in the `Arc`'s memory (a `Vec`'s buffer, a `Box`),
-    /// then in theirs, among the blocks freed so far.
+    /// then in theirs, among the blocks freed since the first pending race.
     pub(super) fn acquitted_by_arc(&mut self, arc: usize) {
         if self.heap.pending.is_empty() {
             return;
@@ -149,10 +149,14 @@ impl Execution {
             }
         }
         self.heap.pending.retain(|p| !owned.contains(&p.start));
+        if self.heap.pending.is_empty() {
+            self.heap.std_frees.clear();
+        }
     }
 
     /// Reports the races of frees no `Arc` acquitted (the execution ends).
     pub(super) fn report_pending_frees(&mut self) {
+        self.heap.std_frees.clear();
         for race in std::mem::take(&mut self.heap.pending) {
             let key = race.key;
             self.race(race.fault, || key);
