@@ -206,9 +206,17 @@ fn bounds_zero_to_three_match_the_brute_force_count() {
                     assert!(report.reduction(), "the bounded reduction");
                 }
                 assert!(report.complete_within_bound(), "{report}");
-                // Complete outright exactly when the bound left nothing out.
                 let all = brute_force(&two_threads_program(mine, theirs), usize::MAX);
-                assert_eq!(report.complete(), expected == all, "{report}");
+                if strategy == Strategy::Exhaustive {
+                    // Complete outright exactly when the bound left no
+                    // interleaving out.
+                    assert_eq!(report.complete(), expected == all, "{report}");
+                } else if expected == all {
+                    // The reduction may also be complete when the bound
+                    // left out interleavings but no trace (two stores of
+                    // one thread each fit in one preemption either way).
+                    assert!(report.complete(), "{report}");
+                }
             }
             let report = bounded(bound).strategy(strategy).explore(three_threads);
             let expected = brute_force(&three_threads_program(), bound);
@@ -292,8 +300,9 @@ fn a_budget_deepens_the_bound_from_zero() {
     let report = bounded(2)
         .max_duration(std::time::Duration::from_secs(60))
         .explore(&model);
-    let program = two_threads_program(2, 2);
-    let rounds: u64 = (0..=2).map(|b| brute_force(&program, b)).sum();
+    let rounds: u64 = (0..=2)
+        .map(|b| bounded(b).explore(&model).executions())
+        .sum();
     assert_eq!(report.executions(), rounds, "{report}");
     assert_eq!(report.preemption_bound(), Some(2));
     assert!(report.complete_within_bound(), "{report}");

@@ -61,6 +61,9 @@ struct Threads {
     /// The model wanted this choice explored (loom's exploration
     /// controls): if not, races ask nothing of it.
     explore: bool,
+    /// Threads asleep in this state (`Sleeper`): running one of them here
+    /// gives only executions an earlier branch explored.
+    asleep: Vec<ThreadIdx>,
 }
 
 /// One choice point of the current path, and how many events had
@@ -73,11 +76,40 @@ struct Frame {
 
 enum Kind {
     Threads(Threads),
-    /// Under RC11, how an atomic access goes: every option in turn.
+    /// Under RC11, how an atomic access goes: every option in turn, or
+    /// only those `allowed` (a load woken by stores reads one of them).
     Weak {
         options: usize,
         next: usize,
+        allowed: Option<Vec<usize>>,
     },
+}
+
+/// A thread put to sleep at a choice point (Godefroid's sleep sets): its
+/// pending atomic access ran first in an earlier branch there, and until
+/// another thread's step depends on it, running it now gives an execution
+/// equivalent to one of that branch. POR-DESIGN.md ("Sleep sets under a
+/// preemption bound") has the argument, and why only the thread that could
+/// continue there sleeps: moving its step back must not cost preemptions.
+struct Sleeper {
+    thread: ThreadIdx,
+    action: Action,
+    /// Events before the choice point it fell asleep at: stores from there
+    /// on are new to it.
+    since: usize,
+    /// Under RC11, a load woken only by stores to its location: it runs
+    /// again, but reading a store from before `since` repeats the earlier
+    /// branch's graph, so it reads one of the new ones.
+    woken_by_stores: bool,
+}
+
+/// What another thread's event does to a sleeper.
+#[derive(PartialEq)]
+enum Wake {
+    No,
+    /// A store the sleeping load may now read (RC11).
+    ByStore,
+    Fully,
 }
 
 /// One scheduling step of the running execution: the thread chosen when
@@ -148,6 +180,16 @@ pub(crate) struct BoundedDpor {
     /// A spin waits for another thread to run (`exec/spin/alone.rs`):
     /// every yield depends on every other step (`Yields`).
     yields: Option<Yields>,
+    /// The running execution's sleepers, and the events they were checked
+    /// against.
+    sleep: Vec<Sleeper>,
+    slept_upto: usize,
+    /// Per thread, the objects its events touched so far (what a spin of
+    /// it may wait on).
+    accessed: Vec<Vec<crate::exec::ObjectIdx>>,
+    /// The step just chosen is a load woken by stores: the events before
+    /// this one are old to it.
+    reads_new_from: Option<usize>,
 }
 
 /// For spins that wait for another thread to run: whether an iteration
@@ -187,6 +229,10 @@ impl BoundedDpor {
             scanned: 0,
             analysed: None,
             yields: None,
+            sleep: Vec::new(),
+            slept_upto: 0,
+            accessed: Vec::new(),
+            reads_new_from: None,
         }
     }
 
@@ -302,6 +348,10 @@ impl BoundedDpor {
                     }
                     continue;
                 }
+                // A join waits for its thread's exit: no order to reverse.
+                if kind == OpKind::Exit && action.kind == OpKind::Join {
+                    continue;
+                }
                 let dependent = !(access == Access::Read && earlier == Access::Read)
                     && (!self.weak || matters_under_rc11(kind, action.kind));
                 if dependent {
@@ -366,7 +416,8 @@ impl BoundedDpor {
             frame.enabled.clone()
         };
         for q in wanted {
-            if frame.done.contains(&q) || frame.backtrack.contains(&q) {
+            if frame.done.contains(&q) || frame.backtrack.contains(&q) || frame.asleep.contains(&q)
+            {
                 continue;
             }
             if !frame.explore {
@@ -380,6 +431,146 @@ impl BoundedDpor {
             }
             frame.backtrack.push(q);
         }
+    }
+}
+
+impl BoundedDpor {
+    /// Whether thread `t` sleeps now (a load woken by stores does not).
+    fn asleep(&self, t: ThreadIdx) -> bool {
+        self.sleep
+            .iter()
+            .any(|s| s.thread == t && !s.woken_by_stores)
+    }
+
+    /// Wakes the sleepers that the events since the last call depend on.
+    fn wake(&mut self, events: &[Event]) {
+        for event in events.iter().skip(self.slept_upto) {
+            let action = event.action;
+            let t = action.thread.index();
+            if self.accessed.len() <= t {
+                self.accessed.resize_with(t + 1, Vec::new);
+            }
+            if let Some(object) = action.object {
+                if !self.accessed[t].contains(&object) {
+                    self.accessed[t].push(object);
+                }
+            }
+            if self.sleep.is_empty() {
+                continue;
+            }
+            let (weak, yields) = (self.weak, self.yields.is_some());
+            let accessed = &self.accessed[t];
+            self.sleep.retain_mut(|sleeper| {
+                if sleeper.thread == action.thread {
+                    return true;
+                }
+                let wake = if action.kind == OpKind::Yield {
+                    // A spinning thread waits for a write of what it read
+                    // (`exec/spin`): moving such a write across its yield
+                    // changes what can run.
+                    let waits_for = sleeper.action.kind.writes()
+                        && sleeper.action.object.is_some_and(|o| accessed.contains(&o));
+                    if yields || waits_for {
+                        Wake::Fully
+                    } else {
+                        Wake::No
+                    }
+                } else {
+                    wakes(&sleeper.action, &action, weak)
+                };
+                match wake {
+                    Wake::No => true,
+                    Wake::ByStore => {
+                        sleeper.woken_by_stores = true;
+                        true
+                    }
+                    Wake::Fully => false,
+                }
+            });
+        }
+        self.slept_upto = events.len();
+    }
+
+    /// After `chosen` was picked at choice point `frame` (`events` events
+    /// so far): the threads explored there before it fall asleep if their
+    /// step can move back before `chosen`'s at no preemption's cost, and
+    /// `chosen` leaves the sleepers (a load woken by stores keeps, for its
+    /// access, which stores are new to it).
+    fn fall_asleep(
+        &mut self,
+        frame: Option<usize>,
+        chosen: ThreadIdx,
+        exec: &crate::exec::Execution,
+        events: usize,
+    ) {
+        if let Some(at) = self.sleep.iter().position(|s| s.thread == chosen) {
+            let sleeper = self.sleep.swap_remove(at);
+            if sleeper.woken_by_stores {
+                self.reads_new_from = Some(sleeper.since);
+            }
+        }
+        let Some(Frame {
+            kind: Kind::Threads(frame),
+            ..
+        }) = frame.and_then(|f| self.frames.get(f))
+        else {
+            return;
+        };
+        // Only the thread that could continue: running its step first
+        // costs nothing there, so the equivalent execution that does costs
+        // no more preemptions than this one (POR-DESIGN.md).
+        let b = frame.last;
+        if !frame.explore || !frame.can_continue || chosen == b || !frame.done.contains(&b) {
+            return;
+        }
+        if self.sleep.iter().any(|s| s.thread == b) {
+            return;
+        }
+        let Some(action) = exec.pending(b) else {
+            return;
+        };
+        // Its step must be its operation alone, on one object: a yield may
+        // wait (`exec/spin`), and a lock that starts a pure section also
+        // accesses what the section touches, unknown until it runs.
+        if action.object.is_none() || action.kind == OpKind::Yield || action.kind.starts_pure_part()
+        {
+            return;
+        }
+        self.sleep.push(Sleeper {
+            thread: b,
+            action,
+            since: events,
+            woken_by_stores: false,
+        });
+    }
+}
+
+/// What `event`, another thread's and not a yield, does to a thread
+/// sleeping before `sleeper` (`weak`: under RC11). Two operations on one
+/// object depend on each other unless both read. Under RC11 the order of a
+/// load and a later store matters only if the load may read that store,
+/// and a store's place in modification order is its own choice: so another
+/// thread's load wakes no atomic access, a store wakes a sleeping load
+/// only for the stores it can now read, and two stores stay apart. A fence
+/// orders its own thread's accesses only: the graphs either order gives
+/// are the same.
+fn wakes(sleeper: &Action, event: &Action, weak: bool) -> Wake {
+    match event.object {
+        None => match event.kind {
+            OpKind::Spawn | OpKind::Exit | OpKind::Fence => Wake::No,
+            _ => Wake::Fully,
+        },
+        Some(object) if Some(object) != sleeper.object => Wake::No,
+        Some(_) if weak && event.kind.is_atomic_access() && sleeper.kind.is_atomic_access() => {
+            match (sleeper.kind, event.kind) {
+                (_, OpKind::Load) => Wake::No,
+                (OpKind::Load, _) => Wake::ByStore,
+                (OpKind::Store, OpKind::Store) => Wake::No,
+                _ => Wake::Fully,
+            }
+        }
+        Some(_) if !sleeper.kind.writes() && !event.kind.writes() => Wake::No,
+        Some(_) => Wake::Fully,
     }
 }
 
@@ -407,9 +598,14 @@ impl Scheduler for BoundedDpor {
             let pending: Vec<Action> = exec.pending_actions().collect();
             self.analyse(events, &pending);
         }
+        self.wake(events);
+        self.reads_new_from = None;
         let last = last_thread(exec);
         let can_continue = point.enabled.contains(&last);
         let (chosen, frame) = if let [only] = point.enabled {
+            if self.asleep(*only) {
+                return Err(Stop::Redundant);
+            }
             (*only, None)
         } else {
             let depth = self.depth;
@@ -429,7 +625,22 @@ impl Scheduler for BoundedDpor {
                 }
                 Some(Kind::Weak { .. }) => return Err(diverged(depth)),
                 None => {
-                    let first = if can_continue { last } else { point.enabled[0] };
+                    let asleep: Vec<ThreadIdx> = point
+                        .enabled
+                        .iter()
+                        .copied()
+                        .filter(|&t| self.asleep(t))
+                        .collect();
+                    let first = if can_continue && !asleep.contains(&last) {
+                        last
+                    } else {
+                        match point.enabled.iter().find(|t| !asleep.contains(t)) {
+                            Some(&t) => t,
+                            // Every thread that can run sleeps: an earlier
+                            // branch ran this execution's equivalent.
+                            None => return Err(Stop::Redundant),
+                        }
+                    };
                     self.frames.push(Frame {
                         at: events.len(),
                         kind: Kind::Threads(Threads {
@@ -442,6 +653,7 @@ impl Scheduler for BoundedDpor {
                             backtrack: Vec::new(),
                             done: vec![first],
                             explore: exec.exploring(),
+                            asleep,
                         }),
                     });
                     first
@@ -449,6 +661,7 @@ impl Scheduler for BoundedDpor {
             };
             (chosen, Some(depth))
         };
+        self.fall_asleep(frame, chosen, exec, events.len());
         if can_continue && chosen != last {
             self.preemptions += 1;
         }
@@ -469,6 +682,20 @@ impl Scheduler for BoundedDpor {
     }
 
     fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
+        // A load woken by stores reads one of the stores from `since` on
+        // (`Sleeper`); the model's exploration controls overrule that.
+        let allowed = self
+            .reads_new_from
+            .take()
+            .filter(|_| point.explore)
+            .map(|since| {
+                (0..point.options)
+                    .filter(|&k| point.sources[k] != usize::MAX && point.sources[k] > since)
+                    .collect::<Vec<usize>>()
+            });
+        if allowed.as_ref().is_some_and(Vec::is_empty) {
+            return Err(Stop::Redundant);
+        }
         if point.options <= 1 {
             return Ok(0);
         }
@@ -480,19 +707,27 @@ impl Scheduler for BoundedDpor {
         let depth = self.depth;
         self.depth += 1;
         match self.frames.get(depth).map(|f| &f.kind) {
-            Some(Kind::Weak { options, next }) if *options == point.options => Ok(*next),
+            Some(Kind::Weak {
+                options,
+                next,
+                allowed,
+            }) if *options == point.options => {
+                Ok(allowed.as_ref().map_or(*next, |allowed| allowed[*next]))
+            }
             Some(_) => Err(diverged(depth)),
             None => {
                 // The access is the operation of the last step.
                 let at = self.steps.last().map_or(0, |step| step.events);
+                let first = allowed.as_ref().map_or(0, |allowed| allowed[0]);
                 self.frames.push(Frame {
                     at,
                     kind: Kind::Weak {
                         options: point.options,
                         next: 0,
+                        allowed,
                     },
                 });
-                Ok(0)
+                Ok(first)
             }
         }
     }
@@ -583,13 +818,19 @@ impl Explorer for BoundedDpor {
         let more = loop {
             match self.frames.last_mut().map(|f| &mut f.kind) {
                 None => break false,
-                Some(Kind::Weak { options, next }) => {
-                    if *next + 1 < *options {
+                Some(Kind::Weak {
+                    options,
+                    next,
+                    allowed,
+                }) => {
+                    if *next + 1 < allowed.as_ref().map_or(*options, Vec::len) {
                         *next += 1;
                         break true;
                     }
                 }
                 Some(Kind::Threads(frame)) => {
+                    // A sleeping thread's branch repeats an earlier one.
+                    frame.backtrack.retain(|q| !frame.asleep.contains(q));
                     if !frame.backtrack.is_empty() {
                         let q = frame.backtrack.remove(0);
                         frame.done.push(q);
@@ -615,6 +856,10 @@ impl Explorer for BoundedDpor {
         if let Some(order) = &mut self.yields {
             *order = Yields::default();
         }
+        self.sleep.clear();
+        self.slept_upto = 0;
+        self.accessed.iter_mut().for_each(Vec::clear);
+        self.reads_new_from = None;
         Ok(more)
     }
 
