@@ -332,3 +332,54 @@ fn the_bounded_reduction_runs_independent_threads_once() {
     assert_eq!(reduced.executions(), 1, "{reduced}");
     assert!(reduced.reduction() && reduced.complete(), "{reduced}");
 }
+
+/// Thread 1 locks, stores `a`, unlocks, then stores `b` and `c`; thread 2
+/// reads `a` and `b`, takes the lock, then reads `c`. Reading `a == 1`,
+/// `b == 0`, `c == 1` takes one preemption only when thread 2 blocks on the
+/// lock thread 1 still holds: preempted after storing `a`, thread 1 goes on
+/// for free once thread 2 blocks. Had thread 1 unlocked first, thread 2
+/// could go on and switching back would cost a second preemption. So a
+/// reduction that moved the unlock back (a sleep set holding a release)
+/// would lose this outcome at bound 1.
+fn blocked_on_a_held_lock() -> (usize, usize, usize) {
+    let shared = Arc::new((
+        kase::sync::Mutex::new(()),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+    ));
+    let theirs = shared.clone();
+    let writer = thread::spawn(move || {
+        let (m, a, b, c) = &*theirs;
+        let guard = m.lock().unwrap();
+        a.store(1, SeqCst);
+        drop(guard);
+        b.store(1, SeqCst);
+        c.store(1, SeqCst);
+    });
+    let theirs = shared.clone();
+    let reader = thread::spawn(move || {
+        let (m, a, b, c) = &*theirs;
+        let seen = (a.load(SeqCst), b.load(SeqCst));
+        drop(m.lock().unwrap());
+        (seen.0, seen.1, c.load(SeqCst))
+    });
+    writer.join().unwrap();
+    reader.join().unwrap()
+}
+
+#[test]
+fn a_thread_blocked_on_a_held_lock_keeps_its_outcomes_at_bound_one() {
+    let outcomes = |strategy: Strategy| {
+        let seen = std::sync::Mutex::new(std::collections::BTreeSet::new());
+        let report = bounded(1).strategy(strategy).explore(|| {
+            let outcome = blocked_on_a_held_lock();
+            seen.lock().unwrap().insert(outcome);
+        });
+        assert!(report.complete_within_bound(), "{report}");
+        seen.into_inner().unwrap()
+    };
+    let oracle = outcomes(Strategy::Exhaustive);
+    assert!(oracle.contains(&(1, 0, 1)), "{oracle:?}");
+    assert_eq!(outcomes(Strategy::Por), oracle);
+}
