@@ -61,9 +61,6 @@ struct Threads {
     /// The model wanted this choice explored (loom's exploration
     /// controls): if not, races ask nothing of it.
     explore: bool,
-    /// Threads asleep in this state (`Sleeper`): running one of them here
-    /// gives only executions an earlier branch explored.
-    asleep: Vec<ThreadIdx>,
 }
 
 /// One choice point of the current path, and how many events had
@@ -86,9 +83,10 @@ enum Kind {
 }
 
 /// A thread put to sleep at a choice point (Godefroid's sleep sets): its
-/// pending atomic access ran first in an earlier branch there, and until
-/// another thread's step depends on it, running it now gives an execution
-/// equivalent to one of that branch. POR-DESIGN.md ("Sleep sets under a
+/// pending operation (`sleeps`) ran first in an earlier branch there, and
+/// until another thread's step depends on it, running it now gives an
+/// execution equivalent to one of that branch, so it is not run unless a
+/// race asks for it. POR-DESIGN.md ("Sleep sets under a
 /// preemption bound") has the argument, and why only the thread that could
 /// continue there sleeps: moving its step back must not cost preemptions.
 struct Sleeper {
@@ -401,7 +399,11 @@ impl BoundedDpor {
     }
 
     /// Asks choice point `frame` to run `p` (every enabled thread if `p`
-    /// was not enabled there), within the bound.
+    /// was not enabled there), within the bound. A thread asleep there is
+    /// asked for too: what running it finds (further races, asking for
+    /// other threads here) is what the race needs, and the equivalent runs
+    /// of the branch it sleeps for would ask at other points, whose
+    /// preemptions may not fit the bound (POR-DESIGN.md).
     fn ask(&mut self, frame: Option<usize>, p: ThreadIdx) {
         let Some(Frame {
             kind: Kind::Threads(frame),
@@ -416,8 +418,7 @@ impl BoundedDpor {
             frame.enabled.clone()
         };
         for q in wanted {
-            if frame.done.contains(&q) || frame.backtrack.contains(&q) || frame.asleep.contains(&q)
-            {
+            if frame.done.contains(&q) || frame.backtrack.contains(&q) {
                 continue;
             }
             if !frame.explore {
@@ -541,17 +542,28 @@ impl BoundedDpor {
     }
 }
 
-/// Whether a thread about to do `kind` may sleep: an atomic access. Its
-/// step must be that operation alone, on one object, and enable no other
-/// thread: moving it back must leave every other thread as able to go on
-/// as it was (an unlock moved before a thread that then blocked on the
-/// lock would let that thread go on, and switching away from it would
-/// cost a preemption the pruned run did not pay). Locks, which enable no
-/// one, lost graphs under RC11 on a generated program with fences
-/// (`KASE_WEAK_BRANCH_SEED=13227`) for a reason not yet understood, so they
-/// do not sleep either.
+/// Whether a thread about to do `kind` may sleep. Its step must be that
+/// operation alone, on one object, and enable no other thread: moving it
+/// back must leave every other thread as able to go on as it was (an
+/// unlock moved before a thread that then blocked on the lock would let
+/// that thread go on, and switching away from it would cost a preemption
+/// the pruned run did not pay). So atomic accesses (a write enables only a
+/// spinning thread, whose yield then wakes the sleeper), lock
+/// acquisitions and queries; no yield (it may wait, `exec/spin`), no lock
+/// that starts a pure section (it also accesses what the section touches),
+/// no release, notification, unpark or exit.
 fn sleeps(kind: OpKind) -> bool {
     kind.is_atomic_access()
+        || matches!(
+            kind,
+            OpKind::Lock
+                | OpKind::TryLock
+                | OpKind::ReadLock
+                | OpKind::TryReadLock
+                | OpKind::IsPoisoned
+                | OpKind::Join
+                | OpKind::IsFinished
+        )
 }
 
 /// What `event`, another thread's and not a yield, does to a thread
@@ -634,16 +646,12 @@ impl Scheduler for BoundedDpor {
                 }
                 Some(Kind::Weak { .. }) => return Err(diverged(depth)),
                 None => {
-                    let asleep: Vec<ThreadIdx> = point
-                        .enabled
-                        .iter()
-                        .copied()
-                        .filter(|&t| self.asleep(t))
-                        .collect();
-                    let first = if can_continue && !asleep.contains(&last) {
+                    // Sleeping threads are not run by default; a race may
+                    // still ask for one here (see `ask`).
+                    let first = if can_continue && !self.asleep(last) {
                         last
                     } else {
-                        match point.enabled.iter().find(|t| !asleep.contains(t)) {
+                        match point.enabled.iter().find(|&&t| !self.asleep(t)) {
                             Some(&t) => t,
                             // Every thread that can run sleeps: an earlier
                             // branch ran this execution's equivalent.
@@ -662,7 +670,6 @@ impl Scheduler for BoundedDpor {
                             backtrack: Vec::new(),
                             done: vec![first],
                             explore: exec.exploring(),
-                            asleep,
                         }),
                     });
                     first
@@ -838,8 +845,6 @@ impl Explorer for BoundedDpor {
                     }
                 }
                 Some(Kind::Threads(frame)) => {
-                    // A sleeping thread's branch repeats an earlier one.
-                    frame.backtrack.retain(|q| !frame.asleep.contains(q));
                     if !frame.backtrack.is_empty() {
                         let q = frame.backtrack.remove(0);
                         frame.done.push(q);
