@@ -102,7 +102,6 @@ struct Sleeper {
 }
 
 /// What another thread's event does to a sleeper.
-#[derive(PartialEq)]
 enum Wake {
     No,
     /// A store the sleeping load may now read (RC11).
@@ -182,9 +181,6 @@ pub(crate) struct BoundedDpor {
     /// against.
     sleep: Vec<Sleeper>,
     slept_upto: usize,
-    /// Per thread, the objects its events touched so far (what a spin of
-    /// it may wait on).
-    accessed: Vec<Vec<crate::exec::ObjectIdx>>,
     /// The step just chosen is a load woken by stores: the events before
     /// this one are old to it.
     reads_new_from: Option<usize>,
@@ -229,7 +225,6 @@ impl BoundedDpor {
             yields: None,
             sleep: Vec::new(),
             slept_upto: 0,
-            accessed: Vec::new(),
             reads_new_from: None,
         }
     }
@@ -433,9 +428,7 @@ impl BoundedDpor {
             frame.backtrack.push(q);
         }
     }
-}
 
-impl BoundedDpor {
     /// Whether thread `t` sleeps now (a load woken by stores does not).
     fn asleep(&self, t: ThreadIdx) -> bool {
         self.sleep
@@ -443,24 +436,17 @@ impl BoundedDpor {
             .any(|s| s.thread == t && !s.woken_by_stores)
     }
 
-    /// Wakes the sleepers that the events since the last call depend on.
+    /// Wakes the sleepers that the events since the last call depend on
+    /// (`scan` saw them first).
     fn wake(&mut self, events: &[Event]) {
-        for event in events.iter().skip(self.slept_upto) {
+        let from = std::mem::replace(&mut self.slept_upto, events.len());
+        if self.sleep.is_empty() {
+            return;
+        }
+        let (weak, yields) = (self.weak, self.yields.is_some());
+        let (accesses, steps) = (&self.accesses, &self.steps);
+        for event in &events[from..] {
             let action = event.action;
-            let t = action.thread.index();
-            if self.accessed.len() <= t {
-                self.accessed.resize_with(t + 1, Vec::new);
-            }
-            if let Some(object) = action.object {
-                if !self.accessed[t].contains(&object) {
-                    self.accessed[t].push(object);
-                }
-            }
-            if self.sleep.is_empty() {
-                continue;
-            }
-            let (weak, yields) = (self.weak, self.yields.is_some());
-            let accessed = &self.accessed[t];
             self.sleep.retain_mut(|sleeper| {
                 if sleeper.thread == action.thread {
                     return true;
@@ -470,7 +456,11 @@ impl BoundedDpor {
                     // (`exec/spin`): moving such a write across its yield
                     // changes what can run.
                     let waits_for = sleeper.action.kind.writes()
-                        && sleeper.action.object.is_some_and(|o| accessed.contains(&o));
+                        && sleeper.action.object.is_some_and(|object| {
+                            accesses.get(object).is_some_and(|list| {
+                                list.iter().any(|&(s, _)| steps[s].thread == action.thread)
+                            })
+                        });
                     if yields || waits_for {
                         Wake::Fully
                     } else {
@@ -489,7 +479,6 @@ impl BoundedDpor {
                 }
             });
         }
-        self.slept_upto = events.len();
     }
 
     /// After `chosen` was picked at choice point `frame` (`events` events
@@ -872,7 +861,6 @@ impl Explorer for BoundedDpor {
         }
         self.sleep.clear();
         self.slept_upto = 0;
-        self.accessed.iter_mut().for_each(Vec::clear);
         self.reads_new_from = None;
         Ok(more)
     }
