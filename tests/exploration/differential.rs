@@ -606,6 +606,15 @@ fn check_bounded(seed: u64, ops: usize) -> bool {
                 ctx(bound, peeking)
             );
             assert!(por.complete_within_bound(), "{}", ctx(bound, peeking));
+            if !peeking {
+                // Every trace the oracle runs within the bound, once or more.
+                assert_eq!(
+                    por.traces(),
+                    oracle.traces(),
+                    "bounded POR traces; {}",
+                    ctx(bound, peeking)
+                );
+            }
             // A state that repeats by several threads' steps
             // (`exec/spin/repeat.rs`) is for the bounded oracle only.
             if por
@@ -636,6 +645,22 @@ fn check_bounded(seed: u64, ops: usize) -> bool {
         }
     }
     true
+}
+
+/// Longer programs than the default's: a thread preempted inside a critical
+/// section while another runs several steps and then waits for the lock
+/// (what a sleeping release must not lose) needs them.
+#[test]
+fn bounded_por_runs_every_trace_of_longer_generated_programs() {
+    let cases = env_u64("KASE_BOUNDED_DIFF_LONG_CASES", 40);
+    let first = env_u64("KASE_DIFF_SEED", 0);
+    let checked = (first..first + cases)
+        .filter(|&seed| check_bounded(seed, 10))
+        .count() as u64;
+    assert!(
+        checked * 10 >= cases * 8,
+        "the bounded oracle could not enumerate too many cases: {checked}/{cases}"
+    );
 }
 
 #[test]

@@ -481,6 +481,21 @@ impl BoundedDpor {
         }
     }
 
+    /// Wakes a sleeping release once another thread waits to operate on
+    /// its lock (`sleeps`): that thread may be blocked on it, and moving
+    /// the release back would then let it go on.
+    fn wake_releases(&mut self, exec: &crate::exec::Execution) {
+        if !self.sleep.iter().any(|s| releases(s.action.kind)) {
+            return;
+        }
+        self.sleep.retain(|sleeper| {
+            !releases(sleeper.action.kind)
+                || !exec.pending_actions().any(|action| {
+                    action.thread != sleeper.thread && action.object == sleeper.action.object
+                })
+        });
+    }
+
     /// After `chosen` was picked at choice point `frame` (`events` events
     /// so far): the threads explored there before it fall asleep if their
     /// step can move back before `chosen`'s at no preemption's cost, and
@@ -522,6 +537,13 @@ impl BoundedDpor {
         if action.object.is_none() || !sleeps(action.kind) {
             return;
         }
+        if releases(action.kind)
+            && exec
+                .pending_actions()
+                .any(|other| other.thread != b && other.object == action.object)
+        {
+            return; // see `wake_releases`
+        }
         self.sleep.push(Sleeper {
             thread: b,
             action,
@@ -532,17 +554,20 @@ impl BoundedDpor {
 }
 
 /// Whether a thread about to do `kind` may sleep. Its step must be that
-/// operation alone, on one object, and enable no other thread: moving it
-/// back must leave every other thread as able to go on as it was (an
-/// unlock moved before a thread that then blocked on the lock would let
-/// that thread go on, and switching away from it would cost a preemption
-/// the pruned run did not pay). So atomic accesses (a write enables only a
-/// spinning thread, whose yield then wakes the sleeper), lock
-/// acquisitions and queries; no yield (it may wait, `exec/spin`), no lock
-/// that starts a pure section (it also accesses what the section touches),
-/// no release, notification, unpark or exit.
+/// operation alone, on one object, and enable no other thread while it
+/// sleeps: moving it back must leave every other thread as able to go on
+/// as it was (an unlock moved before a thread that then blocked on the
+/// lock would let that thread go on, and switching away from it would cost
+/// a preemption the pruned run did not pay). So atomic accesses (a write
+/// enables only a spinning thread, whose yield then wakes the sleeper),
+/// lock acquisitions and queries, and a lock's release while no other
+/// thread waits to operate on the lock (`BoundedDpor::wake_releases`); no
+/// yield (it may wait, `exec/spin`), no lock that starts a pure section (it
+/// also accesses what the section touches), no notification, unpark or
+/// exit.
 fn sleeps(kind: OpKind) -> bool {
     kind.is_atomic_access()
+        || releases(kind)
         || matches!(
             kind,
             OpKind::Lock
@@ -553,6 +578,12 @@ fn sleeps(kind: OpKind) -> bool {
                 | OpKind::Join
                 | OpKind::IsFinished
         )
+}
+
+/// A lock's release (not a pure section's): it sleeps only while no other
+/// thread waits to operate on the lock (`BoundedDpor::wake_releases`).
+fn releases(kind: OpKind) -> bool {
+    matches!(kind, OpKind::Unlock | OpKind::ReadUnlock)
 }
 
 /// What `event`, another thread's and not a yield, does to a thread
@@ -609,6 +640,7 @@ impl Scheduler for BoundedDpor {
             self.analyse(events, &pending);
         }
         self.wake(events);
+        self.wake_releases(exec);
         self.reads_new_from = None;
         let last = last_thread(exec);
         let can_continue = point.enabled.contains(&last);

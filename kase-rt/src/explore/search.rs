@@ -24,8 +24,9 @@ pub(super) fn explore(
     // The DFS (the oracle, bounded or not) counts traces.
     let reduction = explorer.reduces();
     // Under RC11 graphs are counted always: the reduction's claim is one
-    // execution per graph.
-    let count_traces = !reduction || runner.weak();
+    // execution per graph. Under a preemption bound the reduction may run
+    // a trace more than once, so its traces are counted too.
+    let count_traces = !reduction || runner.weak() || config.preemption_bound.is_some();
     let mut traces = HashSet::new();
     let start = Instant::now();
     let mut report = Report {

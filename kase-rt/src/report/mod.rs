@@ -189,8 +189,13 @@ impl Report {
         &self.warnings
     }
 
-    /// Distinct Mazurkiewicz traces among the executions, counted by the
-    /// `Exhaustive` strategy (`None` for the others, which do not count them).
+    /// Distinct Mazurkiewicz traces among the executions (under
+    /// [`MemoryModel::Rc11`](crate::MemoryModel::Rc11), distinct execution
+    /// graphs), counted by the `Exhaustive` strategy, under RC11 and under a
+    /// [preemption bound](crate::Builder::preemption_bound), where the
+    /// reduction may run a trace more than once. `None` for the optimal
+    /// partial-order reduction under sequential consistency, whose
+    /// executions are the traces.
     pub fn traces(&self) -> Option<u64> {
         self.traces
     }
