@@ -484,12 +484,12 @@ impl BoundedDpor {
     /// Wakes a sleeping release once another thread waits to operate on
     /// its lock (`sleeps`): that thread may be blocked on it, and moving
     /// the release back would then let it go on.
-    fn wake_releases(&mut self, exec: &crate::exec::Execution) {
-        if !self.sleep.iter().any(|s| releases(s.action.kind)) {
+    fn wake_for_waiters(&mut self, exec: &crate::exec::Execution) {
+        if !self.sleep.iter().any(|s| lets_waiters_go(s.action.kind)) {
             return;
         }
         self.sleep.retain(|sleeper| {
-            !releases(sleeper.action.kind)
+            !lets_waiters_go(sleeper.action.kind)
                 || !exec.pending_actions().any(|action| {
                     action.thread != sleeper.thread && action.object == sleeper.action.object
                 })
@@ -537,12 +537,12 @@ impl BoundedDpor {
         if action.object.is_none() || !sleeps(action.kind) {
             return;
         }
-        if releases(action.kind)
+        if lets_waiters_go(action.kind)
             && exec
                 .pending_actions()
                 .any(|other| other.thread != b && other.object == action.object)
         {
-            return; // see `wake_releases`
+            return; // see `wake_for_waiters`
         }
         self.sleep.push(Sleeper {
             thread: b,
@@ -561,13 +561,13 @@ impl BoundedDpor {
 /// a preemption the pruned run did not pay). So atomic accesses (a write
 /// enables only a spinning thread, whose yield then wakes the sleeper),
 /// lock acquisitions and queries, and a lock's release while no other
-/// thread waits to operate on the lock (`BoundedDpor::wake_releases`); no
-/// yield (it may wait, `exec/spin`), no lock that starts a pure section (it
-/// also accesses what the section touches), no notification, unpark or
+/// thread waits to operate on the lock (`BoundedDpor::wake_for_waiters`);
+/// no yield (it may wait, `exec/spin`), no lock that starts a pure section
+/// (it also accesses what the section touches), no notification, unpark or
 /// exit.
 fn sleeps(kind: OpKind) -> bool {
     kind.is_atomic_access()
-        || releases(kind)
+        || lets_waiters_go(kind)
         || matches!(
             kind,
             OpKind::Lock
@@ -580,9 +580,13 @@ fn sleeps(kind: OpKind) -> bool {
         )
 }
 
-/// A lock's release (not a pure section's): it sleeps only while no other
-/// thread waits to operate on the lock (`BoundedDpor::wake_releases`).
-fn releases(kind: OpKind) -> bool {
+/// A lock's release (not a pure section's): it lets the threads blocked
+/// on the lock go on, so it sleeps only while no other thread waits to
+/// operate on the lock (`BoundedDpor::wake_for_waiters`). Notifications
+/// and unparks do not sleep: with them asleep, concurrent-queue's models
+/// lost graphs under RC11 (a spin's waits depend on the interleaving, so
+/// the equivalent run of the first branch may not be explored).
+fn lets_waiters_go(kind: OpKind) -> bool {
     matches!(kind, OpKind::Unlock | OpKind::ReadUnlock)
 }
 
@@ -640,7 +644,7 @@ impl Scheduler for BoundedDpor {
             self.analyse(events, &pending);
         }
         self.wake(events);
-        self.wake_releases(exec);
+        self.wake_for_waiters(exec);
         self.reads_new_from = None;
         let last = last_thread(exec);
         let can_continue = point.enabled.contains(&last);
