@@ -1,7 +1,5 @@
 //! Canonical identity of a Mazurkiewicz trace.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
-
 use crate::exec::weak::WeakSummary;
 use crate::exec::Event;
 
@@ -13,22 +11,64 @@ use crate::exec::Event;
 /// carries its dependence clock (how many events of each thread precede it in
 /// the trace). Listing the events thread by thread in program order with
 /// their kinds and clocks is therefore independent of the interleaving and of
-/// the order in which objects happened to be first used.
+/// the order in which objects happened to be first used. Each thread's list
+/// is hashed as the execution goes (its events come in program order), so
+/// nothing is sorted or allocated but a chain per thread.
 pub(crate) fn fingerprint(events: &[Event]) -> u128 {
-    let mut order: Vec<usize> = (0..events.len()).collect();
-    order.sort_by_key(|&i| events[i].action.thread); // stable: keeps program order
-    let mut low = DefaultHasher::new();
-    let mut high = DefaultHasher::new();
-    0x6b61_7365_u32.hash(&mut high); // a different prefix makes the two hashes independent
-    for i in order {
-        let e = &events[i];
-        for h in [&mut low, &mut high] {
-            e.action.thread.hash(h);
-            e.action.kind.hash(h);
-            e.clock.as_slice().hash(h);
+    let mut chains: Vec<Chain> = Vec::new();
+    for e in events {
+        let t = e.action.thread.index();
+        if chains.len() <= t {
+            chains.resize(t + 1, Chain::new(0));
+        }
+        let clock = e.clock.as_slice();
+        let chain = &mut chains[t];
+        chain.absorb(e.action.kind as u64 | ((clock.len() as u64) << 32));
+        for &c in clock {
+            chain.absorb(u64::from(c));
         }
     }
-    (u128::from(high.finish()) << 64) | u128::from(low.finish())
+    let mut total = Chain::new(chains.len() as u64);
+    for chain in &chains {
+        let (low, high) = chain.finish();
+        total.absorb(low);
+        total.absorb(high);
+    }
+    let (low, high) = total.finish();
+    (u128::from(high) << 64) | u128::from(low)
+}
+
+/// Two independent hash chains over a stream of words, each step a
+/// full-avalanche 64-bit mixer (SplitMix64's finaliser): as random as a
+/// fingerprint needs, and much cheaper than SipHash per word.
+#[derive(Clone, Copy)]
+struct Chain {
+    low: u64,
+    high: u64,
+}
+
+impl Chain {
+    fn new(seed: u64) -> Chain {
+        Chain {
+            low: mix(seed ^ 0x243f_6a88_85a3_08d3),
+            high: mix(seed ^ 0x1319_8a2e_0370_7344),
+        }
+    }
+
+    fn absorb(&mut self, w: u64) {
+        self.low = mix(self.low ^ w);
+        self.high = mix(self.high.wrapping_add(w).rotate_left(17) ^ 0x6b61_7365);
+    }
+
+    fn finish(self) -> (u64, u64) {
+        (self.low, self.high)
+    }
+}
+
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
 }
 
 /// A 128-bit fingerprint of an RC11 execution's graph: its events thread by
@@ -132,23 +172,13 @@ pub(crate) fn graph_fingerprint(events: &[Event], weak: &WeakSummary) -> u128 {
     total
 }
 
-/// A 128-bit hash of one item of a fingerprint: two independent chains of
-/// a full-avalanche 64-bit mixer (SplitMix64's finaliser), as random as
-/// the multiset sum needs and much cheaper than SipHash per event.
+/// A 128-bit hash of one item of a fingerprint (`Chain` over its words,
+/// seeded with their number).
 fn item_hash(words: &[u64]) -> u128 {
-    fn mix(mut x: u64) -> u64 {
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        x ^ (x >> 31)
-    }
-    let seed = words.len() as u64;
-    let (mut low, mut high) = (
-        mix(seed ^ 0x243f_6a88_85a3_08d3),
-        mix(seed ^ 0x1319_8a2e_0370_7344),
-    );
+    let mut chain = Chain::new(words.len() as u64);
     for &w in words {
-        low = mix(low ^ w);
-        high = mix(high.wrapping_add(w).rotate_left(17) ^ 0x6b61_7365);
+        chain.absorb(w);
     }
+    let (low, high) = chain.finish();
     (u128::from(high) << 64) | u128::from(low)
 }
