@@ -157,9 +157,9 @@ impl Execution {
             arcs: Vec::new(),
             live_arcs: Vec::new(),
             heap: Heap::default(),
-            weak: limits
-                .weak
-                .then(|| super::weak::WeakMemory::new(limits.psc_memo.clone())),
+            weak: limits.weak.then(|| {
+                super::weak::WeakMemory::new(limits.psc_memo.clone(), limits.history_pool.clone())
+            }),
             weaker_ordering: None,
             waited_on_several: false,
             waited_alone: None,

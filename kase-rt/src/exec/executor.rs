@@ -78,6 +78,7 @@ impl Executor {
                 peeking: settings.peeking,
                 spin_memo: Default::default(),
                 psc_memo: Default::default(),
+                history_pool: Default::default(),
                 // Interleavings first; the exploration moves to RC11's
                 // graphs when it must (`explore/pipeline.rs`).
                 weak: false,

@@ -246,6 +246,8 @@ pub(crate) struct Limits {
     pub weak: bool,
     /// The `psc` verdicts so far in this exploration (`exec/weak`).
     pub psc_memo: super::weak::PscMemo,
+    /// Location histories of finished executions, for reuse (`exec/weak`).
+    pub history_pool: super::weak::HistoryPool,
 }
 
 /// What one execution produced.

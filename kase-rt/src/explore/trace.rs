@@ -79,6 +79,8 @@ fn mix(mut x: u64) -> u64 {
 /// name among their events, so the fingerprint does not depend on the
 /// interleaving.
 pub(crate) fn graph_fingerprint(events: &[Event], weak: &WeakSummary) -> u128 {
+    const NO_READ: u32 = u32::MAX;
+    const READS_INITIAL: u32 = u32::MAX - 1;
     // Each event's name: its thread and its position in that thread.
     let mut counts: Vec<u32> = Vec::new();
     let name: Vec<(u32, u32)> = events
@@ -92,6 +94,7 @@ pub(crate) fn graph_fingerprint(events: &[Event], weak: &WeakSummary) -> u128 {
             (t as u32, counts[t] - 1)
         })
         .collect();
+    let object_of = |i: usize| events[i].action.object.map(|o| o.0 as usize);
     let objects = events
         .iter()
         .filter_map(|e| e.action.object)
@@ -100,85 +103,96 @@ pub(crate) fn graph_fingerprint(events: &[Event], weak: &WeakSummary) -> u128 {
         .unwrap_or(0);
     // Per object: its event with the least name, and whether it is ordered
     // by `mo` and `rf` (atomic) rather than by the order its events ran in.
-    let mut first = vec![usize::MAX; objects];
+    let mut first = vec![u32::MAX; objects];
     let mut atomic_object = vec![false; objects];
-    let mut rf: Vec<Option<Option<usize>>> = vec![None; events.len()];
+    // Per event: the event whose store it read, `READS_INITIAL`, or
+    // `NO_READ` for an event that reads no atomic.
+    let mut rf = vec![NO_READ; events.len()];
     for &(read, source) in &weak.rf {
-        rf[read] = Some(source);
+        rf[read] = source.map_or(READS_INITIAL, |w| w as u32);
+        if let Some(o) = object_of(read) {
+            atomic_object[o] = true;
+        }
     }
-    let mut stores = vec![false; events.len()];
     for &w in weak.mo.iter().flatten() {
-        stores[w] = true;
+        if let Some(o) = object_of(w) {
+            atomic_object[o] = true;
+        }
     }
     for (i, e) in events.iter().enumerate() {
         if let Some(object) = e.action.object {
             let o = object.0 as usize;
-            if first[o] == usize::MAX || name[i] < name[first[o]] {
-                first[o] = i;
+            if first[o] == u32::MAX || name[i] < name[first[o] as usize] {
+                first[o] = i as u32;
             }
-            atomic_object[o] |= stores[i] || rf[i].is_some();
         }
     }
     // The fingerprint is the sum of its items' hashes: a multiset, so
     // independent of the order events ran in.
     let mut total = 0u128;
-    let mut words: Vec<u64> = Vec::with_capacity(16);
+    let mut add = |chain: Chain| {
+        let (low, high) = chain.finish();
+        total = total.wrapping_add((u128::from(high) << 64) | u128::from(low));
+    };
+    // Every other object: its operations in the order they ran, each
+    // object's chain closed with their number.
+    let mut orders: Vec<Option<(Chain, u64)>> = vec![None; objects];
     for (i, e) in events.iter().enumerate() {
         let (thread, at) = name[i];
-        words.clear();
-        words.extend([0, u64::from(thread), u64::from(at), e.action.kind as u64]);
-        if let Some(object) = e.action.object {
-            let (t, p) = name[first[object.0 as usize]];
-            words.extend([u64::from(t), u64::from(p)]);
+        let object = e.action.object.map(|o| o.0 as usize);
+        let read = rf[i];
+        let words = 4
+            + if object.is_some() { 2 } else { 0 }
+            + match read {
+                NO_READ => 0,
+                READS_INITIAL => 1,
+                _ => 3,
+            };
+        let mut chain = Chain::new(words);
+        for w in [0, u64::from(thread), u64::from(at), e.action.kind as u64] {
+            chain.absorb(w);
         }
-        match rf[i] {
-            Some(Some(w)) => {
-                let (t, p) = name[w];
-                words.extend([1, u64::from(t), u64::from(p)]);
+        if let Some(o) = object {
+            let (t, p) = name[first[o] as usize];
+            chain.absorb(u64::from(t));
+            chain.absorb(u64::from(p));
+            if !atomic_object[o] {
+                let (order, n) = orders[o].get_or_insert_with(|| {
+                    let mut order = Chain::new(2);
+                    order.absorb(u64::from(t));
+                    order.absorb(u64::from(p));
+                    (order, 0)
+                });
+                order.absorb(u64::from(thread));
+                order.absorb(u64::from(at));
+                *n += 1;
             }
-            Some(None) => words.push(2),
-            None => {}
         }
-        total = total.wrapping_add(item_hash(&words));
+        match read {
+            NO_READ => {}
+            READS_INITIAL => chain.absorb(2),
+            w => {
+                let (t, p) = name[w as usize];
+                for x in [1, u64::from(t), u64::from(p)] {
+                    chain.absorb(x);
+                }
+            }
+        }
+        add(chain);
     }
     for location in &weak.mo {
-        words.clear();
-        words.push(1);
+        let mut chain = Chain::new(1 + 2 * location.len() as u64);
+        chain.absorb(1);
         for &w in location {
             let (t, p) = name[w];
-            words.extend([u64::from(t), u64::from(p)]);
+            chain.absorb(u64::from(t));
+            chain.absorb(u64::from(p));
         }
-        total = total.wrapping_add(item_hash(&words));
+        add(chain);
     }
-    // Every other object: its operations in the order they ran.
-    let mut orders: Vec<Vec<u64>> = vec![Vec::new(); objects];
-    for (i, e) in events.iter().enumerate() {
-        if let Some(object) = e.action.object {
-            let o = object.0 as usize;
-            if !atomic_object[o] {
-                let order = &mut orders[o];
-                if order.is_empty() {
-                    let (t, p) = name[first[o]];
-                    order.extend([2, u64::from(t), u64::from(p)]);
-                }
-                let (t, p) = name[i];
-                order.extend([u64::from(t), u64::from(p)]);
-            }
-        }
-    }
-    for order in orders.iter().filter(|order| !order.is_empty()) {
-        total = total.wrapping_add(item_hash(order));
+    for (mut order, n) in orders.into_iter().flatten() {
+        order.absorb(n);
+        add(order);
     }
     total
-}
-
-/// A 128-bit hash of one item of a fingerprint (`Chain` over its words,
-/// seeded with their number).
-fn item_hash(words: &[u64]) -> u128 {
-    let mut chain = Chain::new(words.len() as u64);
-    for &w in words {
-        chain.absorb(w);
-    }
-    let (low, high) = chain.finish();
-    (u128::from(high) << 64) | u128::from(low)
 }

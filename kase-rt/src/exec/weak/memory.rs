@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 
 use super::consistency;
 use super::graph::{Access, Graph, Node};
-use super::history::{LocationHistory, Rmw, StoreRecord};
+use super::history::{HistoryPool, LocationHistory, Rmw, StoreRecord};
 use crate::exec::action::{ObjectIdx, OpKind, ThreadIdx};
 use crate::exec::clock::VectorClock;
 use crate::exec::error::OrInternal;
@@ -123,6 +123,8 @@ pub(crate) struct WeakMemory {
     graph_key: GraphKey,
     /// The exploration's `psc` verdicts so far (`PscMemo`).
     psc_memo: PscMemo,
+    /// Where its locations' histories come from and go back to.
+    history_pool: HistoryPool,
 }
 
 /// The ways an access can go, as offered to the explorer (`weak_sources`).
@@ -131,6 +133,8 @@ struct Offer {
     candidates: Vec<Candidate>,
     sources: Vec<usize>,
     after: Vec<usize>,
+    /// Scratch for the synchronises-with edges the `psc` checks add.
+    sw: Vec<(usize, usize)>,
 }
 
 /// A 128-bit hash of a graph as the sequence of its additions.
@@ -204,9 +208,10 @@ fn is_seq_cst(intent: &AtomicIntent) -> bool {
 impl WeakMemory {
     /// The RC11 state of a new execution, sharing the exploration's `psc`
     /// verdicts.
-    pub(crate) fn new(psc_memo: PscMemo) -> Self {
+    pub(crate) fn new(psc_memo: PscMemo, history_pool: HistoryPool) -> Self {
         WeakMemory {
             psc_memo,
+            history_pool,
             ..WeakMemory::default()
         }
     }
@@ -217,14 +222,8 @@ impl WeakMemory {
 
     /// Synchronises-with edges standing for what `clock` (a thread's
     /// happens-before before its new node) has seen of other threads'
-    /// nodes: locks, spawns, joins, and atomics' synchronisation so far.
-    fn edges_into(&self, thread: ThreadIdx, clock: &VectorClock, to: usize) -> Vec<(usize, usize)> {
-        let mut edges = Vec::new();
-        self.edges_into_buf(thread, clock, to, &mut edges);
-        edges
-    }
-
-    /// `edges_into`, into `edges` (cleared first).
+    /// nodes: locks, spawns, joins, and atomics' synchronisation so far;
+    /// into `edges` (cleared first, a buffer reused from node to node).
     fn edges_into_buf(
         &self,
         thread: ThreadIdx,
@@ -370,7 +369,12 @@ impl Execution {
 
     /// The consistent ways an access `kind` to `object` by thread `t` can
     /// go, the one a sequentially consistent run takes first.
-    fn candidates(&self, t: ThreadIdx, object: ObjectIdx, kind: OpKind, out: &mut Vec<Candidate>) {
+    fn candidates(&self, t: ThreadIdx, object: ObjectIdx, kind: OpKind, offer: &mut Offer) {
+        let Offer {
+            candidates: out,
+            sw,
+            ..
+        } = offer;
         out.clear();
         let weak = self.weak();
         let atomic = matches!(
@@ -444,16 +448,17 @@ impl Execution {
                 || history.latest_seen_within(&weak.seq_cst_fences_clock) > after
         };
         let to = weak.graph.events.len();
-        let sw = weak.edges_into(t, clock, to);
+        weak.edges_into_buf(t, clock, to, sw);
+        let sw = &*sw;
         out.retain(|&c| {
             if latest(c) || !from || !towards(c) {
                 return true;
             }
             let (node, mo_index) = weak.node_for(t, located, kind, &intent, c);
-            let key = weak.graph_key.with(&node, mo_index, &sw);
+            let key = weak.graph_key.with(&node, mo_index, sw);
             weak.psc_memo.decide(key, || {
                 let mut graph = weak.graph.clone();
-                WeakMemory::add(&mut graph, node, mo_index, &sw);
+                WeakMemory::add(&mut graph, node, mo_index, sw);
                 consistency::seq_cst_consistent(&graph)
             })
         });
@@ -478,7 +483,7 @@ impl Execution {
             return None;
         }
         let mut offer = std::mem::take(&mut self.weak_mut().offer);
-        self.candidates(t, object, kind, &mut offer.candidates);
+        self.candidates(t, object, kind, &mut offer);
         let weak = self.weak();
         let located = weak.located(object);
         let numbered = |id: usize| match located {
@@ -493,6 +498,7 @@ impl Execution {
             candidates,
             sources,
             after,
+            ..
         } = &mut offer;
         sources.clear();
         sources.extend(candidates.iter().map(|&c| match c {
@@ -536,7 +542,7 @@ impl Execution {
             weak.graph.mo.push(Vec::new());
             weak.initial.push(current);
             weak.locations[index] = Some(Located {
-                history: LocationHistory::new(current),
+                history: weak.history_pool.take(current),
                 graph_location,
             });
         }
@@ -544,7 +550,7 @@ impl Execution {
         if self.weak_mut().offered.take() != Some(t) {
             // An access without a choice point (a thread unwinding).
             let mut offer = std::mem::take(&mut self.weak_mut().offer);
-            self.candidates(t, object, kind, &mut offer.candidates);
+            self.candidates(t, object, kind, &mut offer);
             self.weak_mut().offer = offer;
         }
         let weak = self.weak_mut();
@@ -699,7 +705,8 @@ impl Execution {
         let event = self.events.len() - 1;
         let before = self.thread(t).hb.clock.clone();
         let weak = self.weak_mut();
-        let sw = weak.edges_into(t, &before, weak.graph.events.len());
+        let mut sw = std::mem::take(&mut weak.sw_buf);
+        weak.edges_into_buf(t, &before, weak.graph.events.len(), &mut sw);
         let node = Node {
             thread: t.0,
             access: Access::Fence,
@@ -714,6 +721,7 @@ impl Execution {
             weak.seq_cst_fences_clock.join(&before);
         }
         weak.push(t, before.get(t), facts, node, None, &sw);
+        weak.sw_buf = sw;
     }
 
     /// `object` was reached through `&mut` (`get_mut`, `into_inner`): every
@@ -729,7 +737,10 @@ impl Execution {
 impl WeakMemory {
     /// The execution's reads-from and modification orders, by event, and
     /// its graph (taken, not copied: the execution is over).
-    pub(crate) fn into_summary(self) -> WeakSummary {
+    pub(crate) fn into_summary(mut self) -> WeakSummary {
+        for located in self.locations.drain(..).flatten() {
+            self.history_pool.give(located.history);
+        }
         let event = |node: usize| self.node_facts[node].event;
         let rf = self
             .graph

@@ -18,4 +18,5 @@ pub(crate) mod memory;
 #[cfg(test)]
 mod oracle;
 
+pub(crate) use history::HistoryPool;
 pub(crate) use memory::{AtomicIntent, PscMemo, WeakMemory, WeakSummary};
