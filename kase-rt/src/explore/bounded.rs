@@ -184,6 +184,8 @@ pub(crate) struct BoundedDpor {
     /// The step just chosen is a load woken by stores: the events before
     /// this one are old to it.
     reads_new_from: Option<usize>,
+    /// Scratch for the threads' pending operations at a choice point.
+    pending_buf: Vec<Action>,
 }
 
 /// For spins that wait for another thread to run: whether an iteration
@@ -226,6 +228,7 @@ impl BoundedDpor {
             sleep: Vec::new(),
             slept_upto: 0,
             reads_new_from: None,
+            pending_buf: Vec::new(),
         }
     }
 
@@ -407,13 +410,16 @@ impl BoundedDpor {
         else {
             return; // one thread could run there: nothing else to try
         };
-        let wanted = if frame.enabled.contains(&p) {
-            vec![p]
-        } else {
-            frame.enabled.clone()
-        };
-        for q in wanted {
-            if frame.done.contains(&q) || frame.backtrack.contains(&q) {
+        let Threads {
+            enabled,
+            done,
+            backtrack,
+            ..
+        } = frame;
+        let only = [p];
+        let wanted: &[ThreadIdx] = if enabled.contains(&p) { &only } else { enabled };
+        for &q in wanted {
+            if done.contains(&q) || backtrack.contains(&q) {
                 continue;
             }
             if !frame.explore {
@@ -425,7 +431,7 @@ impl BoundedDpor {
                 self.pruned = true;
                 continue;
             }
-            frame.backtrack.push(q);
+            backtrack.push(q);
         }
     }
 
@@ -640,8 +646,11 @@ impl Scheduler for BoundedDpor {
         let events = exec.events();
         self.scan(events);
         if self.analysed.map_or(true, |upto| events.len() > upto) {
-            let pending: Vec<Action> = exec.pending_actions().collect();
+            let mut pending = std::mem::take(&mut self.pending_buf);
+            pending.clear();
+            pending.extend(exec.pending_actions());
             self.analyse(events, &pending);
+            self.pending_buf = pending;
         }
         self.wake(events);
         self.wake_for_waiters(exec);

@@ -128,7 +128,12 @@ pub(crate) fn graph_fingerprint(events: &[Event], weak: &WeakSummary) -> u128 {
         }
     }
     // The fingerprint is the sum of its items' hashes: a multiset, so
-    // independent of the order events ran in.
+    // independent of the order events ran in. A name is one word, and an
+    // event's second word says which of the optional words follow.
+    let packed = |i: usize| {
+        let (t, p) = name[i];
+        u64::from(t) << 32 | u64::from(p)
+    };
     let mut total = 0u128;
     let mut add = |chain: Chain| {
         let (low, high) = chain.finish();
@@ -138,56 +143,40 @@ pub(crate) fn graph_fingerprint(events: &[Event], weak: &WeakSummary) -> u128 {
     // object's chain closed with their number.
     let mut orders: Vec<Option<(Chain, u64)>> = vec![None; objects];
     for (i, e) in events.iter().enumerate() {
-        let (thread, at) = name[i];
         let object = e.action.object.map(|o| o.0 as usize);
         let read = rf[i];
-        let words = 4
-            + if object.is_some() { 2 } else { 0 }
-            + match read {
-                NO_READ => 0,
-                READS_INITIAL => 1,
-                _ => 3,
-            };
-        let mut chain = Chain::new(words);
-        for w in [0, u64::from(thread), u64::from(at), e.action.kind as u64] {
-            chain.absorb(w);
-        }
+        let shape = match read {
+            NO_READ => 0,
+            READS_INITIAL => 1,
+            _ => 2,
+        } << 1
+            | u64::from(object.is_some());
+        let mut chain = Chain::new(0);
+        chain.absorb(packed(i));
+        chain.absorb(e.action.kind as u64 | shape << 32);
         if let Some(o) = object {
-            let (t, p) = name[first[o] as usize];
-            chain.absorb(u64::from(t));
-            chain.absorb(u64::from(p));
+            let first = packed(first[o] as usize);
+            chain.absorb(first);
             if !atomic_object[o] {
-                let (order, n) = orders[o].get_or_insert_with(|| {
-                    let mut order = Chain::new(2);
-                    order.absorb(u64::from(t));
-                    order.absorb(u64::from(p));
-                    (order, 0)
-                });
-                order.absorb(u64::from(thread));
-                order.absorb(u64::from(at));
+                let (order, n) = orders[o].get_or_insert_with(|| (Chain::new(2), 0));
+                if *n == 0 {
+                    order.absorb(first);
+                }
+                order.absorb(packed(i));
                 *n += 1;
             }
         }
-        match read {
-            NO_READ => {}
-            READS_INITIAL => chain.absorb(2),
-            w => {
-                let (t, p) = name[w as usize];
-                for x in [1, u64::from(t), u64::from(p)] {
-                    chain.absorb(x);
-                }
-            }
+        if read != NO_READ && read != READS_INITIAL {
+            chain.absorb(packed(read as usize));
         }
         add(chain);
     }
     for location in &weak.mo {
-        let mut chain = Chain::new(1 + 2 * location.len() as u64);
-        chain.absorb(1);
+        let mut chain = Chain::new(1);
         for &w in location {
-            let (t, p) = name[w];
-            chain.absorb(u64::from(t));
-            chain.absorb(u64::from(p));
+            chain.absorb(packed(w));
         }
+        chain.absorb(location.len() as u64);
         add(chain);
     }
     for (mut order, n) in orders.into_iter().flatten() {
