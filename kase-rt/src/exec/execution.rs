@@ -141,7 +141,14 @@ struct Admission {
 }
 
 impl Execution {
-    pub(super) fn new(stamp: u64, interner: ThreadInterner, limits: &Limits) -> Self {
+    /// A new execution; `events` is an empty buffer to record its events in
+    /// (an earlier execution's, reused).
+    pub(super) fn new(
+        stamp: u64,
+        (interner, events): (ThreadInterner, Vec<Event>),
+        limits: &Limits,
+    ) -> Self {
+        debug_assert!(events.is_empty());
         let mut exec = Execution {
             stamp,
             max_steps: limits.max_steps,
@@ -172,7 +179,7 @@ impl Execution {
             exploring: Exploring::On,
             threads: Vec::new(),
             objects: Vec::new(),
-            events: Vec::new(),
+            events,
             current: ThreadIdx::MAIN,
             interner,
             unstarted: VecDeque::new(),

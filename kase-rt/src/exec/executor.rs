@@ -48,6 +48,8 @@ pub(crate) struct Executor {
     /// and given back by [`Executor::reclaim`], so an execution whose
     /// outcome is not given back leaves a fresh one for the next.
     interner: ThreadInterner,
+    /// The last reclaimed execution's event buffer, emptied, for the next.
+    spare_events: Vec<super::Event>,
     limits: Limits,
     runs: u64,
     _watchdog: Option<Watchdog>,
@@ -70,6 +72,7 @@ impl Executor {
             exploration: Exploration(LiveStamps::open_exploration()),
             pool: StackPool::new(settings.stack_size),
             interner: ThreadInterner::new(),
+            spare_events: Vec::new(),
             limits: Limits {
                 max_steps: settings.max_steps,
                 spurious_wakeups: settings.spurious_wakeups,
@@ -100,11 +103,12 @@ impl Executor {
         }
         let stamp = LiveStamps::stamp(self.exploration.0, self.runs);
         let interner = std::mem::replace(&mut self.interner, ThreadInterner::new());
+        let events = std::mem::take(&mut self.spare_events);
         driver::run(
             model,
             scheduler,
             &mut self.pool,
-            interner,
+            (interner, events),
             stamp,
             &self.limits,
         )
@@ -119,6 +123,10 @@ impl Executor {
     /// same exploration.
     pub(crate) fn reclaim(&mut self, outcome: Outcome) {
         self.interner = outcome.interner;
+        // Its events' buffer too: the next execution's grows no more.
+        let mut events = outcome.events;
+        events.clear();
+        self.spare_events = events;
     }
 
     /// Numbers threads afresh from the next execution on (as a schedule
