@@ -42,6 +42,17 @@ fn explorations() {
         });
     });
     assert!(report.complete());
+    let report = Builder::new()
+        .name("progress::bounded")
+        .preemption_bound(1)
+        .explore(|| {
+            let n = AtomicUsize::new(0);
+            thread::scope(|s| {
+                s.spawn(|| n.fetch_add(1, SeqCst));
+                n.fetch_add(1, SeqCst);
+            });
+        });
+    assert_eq!(report.traces(), Some(2));
 }
 
 #[test]
@@ -104,6 +115,21 @@ fn kase_progress_1_prints_progress_and_a_summary_per_exploration() {
                 && l.ends_with(": complete")
         ),
         "a summary for the small one too:\n{stderr}"
+    );
+    // The optimal reduction's executions are its traces; a bounded one
+    // says how many distinct traces its executions had.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("kase [progress::bounded]: done: ")
+                && l.ends_with(", 2 distinct traces: complete")),
+        "the bounded exploration's summary:\n{stderr}"
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.starts_with("kase [progress::small]: done: ") && l.contains("distinct")),
+        "{stderr}"
     );
 }
 

@@ -163,8 +163,15 @@ impl Progress {
             failure: report.failure.as_ref().map(|f| f.kind().to_string()),
             replayed: report.replayed,
         };
+        // Where executions and classes differ (the oracle, a bound, RC11),
+        // how many distinct ones they ran.
+        let distinct = match (report.traces, report.graphs.is_some()) {
+            (None, _) => String::new(),
+            (Some(n), true) => format!(", {} distinct graphs", thousands(n)),
+            (Some(n), false) => format!(", {} distinct traces", thousands(n)),
+        };
         let line = format!(
-            "done: {} in {elapsed:.2?} ({}/s), {} sleep-set-blocked, max depth {}: {text}",
+            "done: {} in {elapsed:.2?} ({}/s), {} sleep-set-blocked, max depth {}{distinct}: {text}",
             executions(summary.executions),
             rate(summary.per_second),
             thousands(summary.sleep_set_blocked),
