@@ -34,25 +34,22 @@ fn explorations() {
         .max_duration(Duration::from_millis(1_500))
         .explore(many_traces);
     assert!(!report.complete());
-    let report = Builder::new().name("progress::small").explore(|| {
-        let n = AtomicUsize::new(0);
-        thread::scope(|s| {
-            s.spawn(|| n.fetch_add(1, SeqCst));
-            n.fetch_add(1, SeqCst);
-        });
-    });
+    let report = Builder::new().name("progress::small").explore(two_adds);
     assert!(report.complete());
     let report = Builder::new()
         .name("progress::bounded")
         .preemption_bound(1)
-        .explore(|| {
-            let n = AtomicUsize::new(0);
-            thread::scope(|s| {
-                s.spawn(|| n.fetch_add(1, SeqCst));
-                n.fetch_add(1, SeqCst);
-            });
-        });
+        .explore(two_adds);
     assert_eq!(report.traces(), Some(2));
+}
+
+/// Two threads add to one atomic: two traces.
+fn two_adds() {
+    let n = AtomicUsize::new(0);
+    thread::scope(|s| {
+        s.spawn(|| n.fetch_add(1, SeqCst));
+        n.fetch_add(1, SeqCst);
+    });
 }
 
 #[test]

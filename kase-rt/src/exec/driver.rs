@@ -291,12 +291,13 @@ pub(crate) fn run(
     main: &(dyn Fn() + Sync),
     scheduler: &mut dyn Scheduler,
     pool: &mut StackPool,
-    (interner, events): (ThreadInterner, Vec<super::Event>),
+    interner: ThreadInterner,
+    events: Vec<super::Event>,
     stamp: u64,
     limits: &Limits,
 ) -> Outcome {
     panic::install_hook();
-    let exec = RefCell::new(Execution::new(stamp, (interner, events), limits));
+    let exec = RefCell::new(Execution::new(stamp, interner, events, limits));
     let mut schedule = Vec::new();
     let mut weak_schedule = Vec::new();
     let mut redundant = false;

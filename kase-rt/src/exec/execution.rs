@@ -145,7 +145,8 @@ impl Execution {
     /// (an earlier execution's, reused).
     pub(super) fn new(
         stamp: u64,
-        (interner, events): (ThreadInterner, Vec<Event>),
+        interner: ThreadInterner,
+        events: Vec<Event>,
         limits: &Limits,
     ) -> Self {
         debug_assert!(events.is_empty());

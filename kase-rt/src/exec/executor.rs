@@ -108,7 +108,8 @@ impl Executor {
             model,
             scheduler,
             &mut self.pool,
-            (interner, events),
+            interner,
+            events,
             stamp,
             &self.limits,
         )

@@ -540,15 +540,11 @@ impl BoundedDpor {
         let Some(action) = exec.pending(b) else {
             return;
         };
+        // A release with a thread waiting on its lock falls asleep here and
+        // wakes at the next choice point, before anyone asks whether it
+        // sleeps (`wake_for_waiters`).
         if action.object.is_none() || !sleeps(action.kind) {
             return;
-        }
-        if lets_waiters_go(action.kind)
-            && exec
-                .pending_actions()
-                .any(|other| other.thread != b && other.object == action.object)
-        {
-            return; // see `wake_for_waiters`
         }
         self.sleep.push(Sleeper {
             thread: b,

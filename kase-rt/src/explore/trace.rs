@@ -30,12 +30,11 @@ pub(crate) fn fingerprint(events: &[Event]) -> u128 {
     }
     let mut total = Chain::new(chains.len() as u64);
     for chain in &chains {
-        let (low, high) = chain.finish();
-        total.absorb(low);
-        total.absorb(high);
+        let hash = chain.finish();
+        total.absorb(hash as u64);
+        total.absorb((hash >> 64) as u64);
     }
-    let (low, high) = total.finish();
-    (u128::from(high) << 64) | u128::from(low)
+    total.finish()
 }
 
 /// Two independent hash chains over a stream of words, each step a
@@ -60,8 +59,8 @@ impl Chain {
         self.high = mix(self.high.wrapping_add(w).rotate_left(17) ^ 0x6b61_7365);
     }
 
-    fn finish(self) -> (u64, u64) {
-        (self.low, self.high)
+    fn finish(self) -> u128 {
+        (u128::from(self.high) << 64) | u128::from(self.low)
     }
 }
 
@@ -135,10 +134,7 @@ pub(crate) fn graph_fingerprint(events: &[Event], weak: &WeakSummary) -> u128 {
         u64::from(t) << 32 | u64::from(p)
     };
     let mut total = 0u128;
-    let mut add = |chain: Chain| {
-        let (low, high) = chain.finish();
-        total = total.wrapping_add((u128::from(high) << 64) | u128::from(low));
-    };
+    let mut add = |chain: Chain| total = total.wrapping_add(chain.finish());
     // Every other object: its operations in the order they ran, each
     // object's chain closed with their number.
     let mut orders: Vec<Option<(Chain, u64)>> = vec![None; objects];

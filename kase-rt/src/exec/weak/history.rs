@@ -92,23 +92,18 @@ impl HistoryPool {
 impl LocationHistory {
     /// A location holding `bits` before any store.
     pub(crate) fn new(bits: u64) -> Self {
-        LocationHistory {
-            stores: vec![StoreRecord {
-                bits,
-                event: None,
-                by: None,
-                message: VectorClock::new(),
-                taken: false,
-                seq_cst: false,
-            }],
-            mo: vec![0],
-            position: vec![0],
+        let mut history = LocationHistory {
+            stores: Vec::new(),
+            mo: Vec::new(),
+            position: Vec::new(),
             seen: Vec::new(),
-        }
+        };
+        history.reset(bits);
+        history
     }
 
-    /// Empties the history for a location holding `bits`, keeping its
-    /// buffers (`HistoryPool`).
+    /// Makes the history that of a location holding `bits` before any
+    /// store, keeping its buffers (`HistoryPool`).
     fn reset(&mut self, bits: u64) {
         self.stores.clear();
         self.stores.push(StoreRecord {
