@@ -611,6 +611,7 @@ impl Unfolding {
     }
 
     /// For a read, the write it reads (`None`: the initial value).
+    #[cfg(test)]
     pub(crate) fn reads_from(&self, e: EventId) -> Option<EventId> {
         self.link(e).write
     }
@@ -778,22 +779,55 @@ impl Unfolding {
     ///
     /// The comb asks this of each neighbour of each target, and nearly all
     /// of them lie in branches whose histories part from the target's
-    /// before the two events: so the cheap parts of the test that find such
-    /// a parting come first (each a part of the whole `conflict` calls
-    /// below, which alone decide).
+    /// before the two events: so cheap tests that find such a parting come
+    /// first, and only what they leave is decided by the definition (debug
+    /// builds check that they never refute an immediate conflict).
     pub(crate) fn immediate_conflict(&self, a: EventId, b: EventId) -> bool {
+        let refuted = self.parts_refute_immediate_conflict(a, b);
+        debug_assert!(
+            !refuted || !self.immediate_conflict_by_definition(a, b),
+            "a cheap part refuted the immediate conflict {a} #i {b}"
+        );
+        !refuted && self.immediate_conflict_by_definition(a, b)
+    }
+
+    /// Parts of [`immediate_conflict`](Self::immediate_conflict) that
+    /// refute it cheaply: true only if `a` and `b` are not in immediate
+    /// conflict (false decides nothing).
+    fn parts_refute_immediate_conflict(&self, a: EventId, b: EventId) -> bool {
         let (ea, eb) = (self.get(a), self.get(b));
-        // `x`'s thread predecessor against `y`'s last event of that thread:
-        // two branches of the thread, so `x`'s strict history conflicts
-        // with `y`.
-        let thread_parts = |ex: &Event, y: EventId| {
-            let (Some(p), Some(t)) = (ex.pred, self.tmax(y, ex.thread)) else {
+        // Two events of one thread after the same predecessor perform the
+        // same action on the same object (the label is a function of the
+        // history). If their object predecessors differ, their histories
+        // of the object differ: one holds an access of it the other lacks,
+        // and one of the two writes (a read's predecessor is its write, a
+        // write's the reads of its write, or that write), so the other
+        // event is in conflict with that access: the conflict between the
+        // two is inherited, not immediate.
+        if ea.thread == eb.thread && ea.pred == eb.pred && !same_ids(&ea.obj_preds, &eb.obj_preds) {
+            return true;
+        }
+        // `x`'s thread predecessor must be the last event of `x`'s thread
+        // in `y`'s strict history, or below it. Above it, that history
+        // holds another event of the thread right after `x`'s predecessor,
+        // a sibling of `x` in the thread tree, so `[x] ∪ [y)` is no
+        // configuration; on another branch, `[x) ∪ [y]` is none.
+        let thread_parts = |x: EventId, ex: &Event, y: EventId, ey: &Event| {
+            let last = if ex.thread == ey.thread {
+                self.link(y).thread_parent
+            } else {
+                self.tmax(y, ex.thread)
+            };
+            let Some(last) = last else {
                 return false;
             };
-            self.get(p).thread == ex.thread && !self.same_branch(p, t)
+            match self.link(x).thread_parent {
+                Some(p) => !self.thread_ancestor(last, p),
+                None => true,
+            }
         };
-        if thread_parts(ea, b) || thread_parts(eb, a) {
-            return false;
+        if thread_parts(a, ea, b, eb) || thread_parts(b, eb, a, ea) {
+            return true;
         }
         // A predecessor `p` of one (not in the other's history) against the
         // other, `y`, on the objects of the two events.
@@ -806,11 +840,15 @@ impl Unfolding {
                 }
             })
         };
-        if preds(ea).any(|p| !self.leq(p, b) && object_parts(p, b))
+        preds(ea).any(|p| !self.leq(p, b) && object_parts(p, b))
             || preds(eb).any(|q| !self.leq(q, a) && object_parts(a, q))
-        {
-            return false;
-        }
+    }
+
+    /// Immediate conflict from its definition: `a # b`, and no immediate
+    /// predecessor of one (outside the other's history) conflicts with the
+    /// other.
+    fn immediate_conflict_by_definition(&self, a: EventId, b: EventId) -> bool {
+        let (ea, eb) = (self.get(a), self.get(b));
         // Two events of one thread after one predecessor are two branches
         // of its chain; a predecessor of one in the other's history cannot
         // conflict with it.
