@@ -12,7 +12,9 @@
 //! cargo run --release -p kase-bench --bin rate_windows -- pol 12 3
 //! ```
 //!
-//! `--window N` also prints the rate of every `N` executions.
+//! `--window N` also prints the rate of every `N` executions;
+//! `--exhaustive` runs the unreduced explorer instead (the per-execution
+//! cost POR is measured against), best with `--max-executions N`.
 
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -26,14 +28,16 @@ struct Options {
     params: Vec<usize>,
     peeking: bool,
     max_secs: Option<f64>,
+    max_executions: Option<u64>,
     window: Option<usize>,
+    exhaustive: bool,
 }
 
 impl Options {
     fn parse() -> Result<Options, String> {
         let mut args = std::env::args().skip(1);
         let name = args.next().ok_or(
-            "usage: rate_windows PROGRAM PARAMS... [--no-peeking] [--max-secs S] [--window N]",
+            "usage: rate_windows PROGRAM PARAMS... [--no-peeking] [--max-secs S] [--max-executions N] [--exhaustive] [--window N]",
         )?;
         let program = catalog::find(&name).ok_or(format!("no program {name}"))?;
         let mut options = Options {
@@ -41,7 +45,9 @@ impl Options {
             params: Vec::new(),
             peeking: true,
             max_secs: None,
+            max_executions: None,
             window: None,
+            exhaustive: false,
         };
         while let Some(arg) = args.next() {
             let mut value = || args.next().ok_or(format!("{arg} needs a value"));
@@ -49,6 +55,10 @@ impl Options {
                 "--no-peeking" => options.peeking = false,
                 "--max-secs" => {
                     options.max_secs = Some(value()?.parse().map_err(|e| format!("{e}"))?)
+                }
+                "--exhaustive" => options.exhaustive = true,
+                "--max-executions" => {
+                    options.max_executions = Some(value()?.parse().map_err(|e| format!("{e}"))?)
                 }
                 "--window" => options.window = Some(value()?.parse().map_err(|e| format!("{e}"))?),
                 p => options
@@ -91,6 +101,12 @@ fn main() -> ExitCode {
     let mut builder = kase::Builder::new().peeking(options.peeking);
     if let Some(s) = options.max_secs {
         builder = builder.max_duration(Duration::from_secs_f64(s));
+    }
+    if let Some(n) = options.max_executions {
+        builder = builder.max_executions(n).allow_incomplete(true);
+    }
+    if options.exhaustive {
+        builder = builder.strategy(kase::Strategy::Exhaustive);
     }
     let (program, params) = (options.program, &options.params[..]);
     let start = Instant::now();
