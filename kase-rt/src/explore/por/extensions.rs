@@ -2,8 +2,7 @@
 //! configuration, found by re-placing each thread's action earlier on its
 //! object (the generalised `cexp` of `POR-DESIGN.md`).
 
-use crate::fast_hash::Map;
-
+use crate::exec::dependence::Access;
 use crate::exec::{Action, ObjectKind, OpKind, ThreadIdx};
 
 use super::names::Name;
@@ -18,83 +17,120 @@ const MAX_READ_SUBSET: usize = 16;
 impl Por {
     /// Adds `ex(C)` for the configuration just explored, and for the actions
     /// threads were still waiting to perform (`pending`).
+    ///
+    /// The first `placed` events of `C` are a prefix that an earlier
+    /// configuration had too, whose extensions were added then and not
+    /// pruned since: an action of that prefix is placed again only after a
+    /// write that is new, or whose reads are (an extension of the prefix
+    /// alone is already in `U`). Absorbing an execution cost every event of
+    /// `C` a placement after every earlier write of its object, almost all
+    /// of them lookups of known events.
     pub(super) fn add_extensions(
         &mut self,
+        placed: usize,
+        events: &[crate::exec::Event],
         pending: &[Action],
         kinds: &[ObjectKind],
         owners: &[Option<ThreadIdx>],
     ) {
-        // The write chain of every object in C, and the reads of each write.
-        let mut writes: Map<Name, Vec<Option<EventId>>> = Map::default();
-        let mut reads: Map<(Name, Option<EventId>), Vec<EventId>> = Map::default();
-        for &e in &self.run.config {
-            let ev = self.u.get(e);
-            let Some(name) = ev.name else { continue };
-            let name = self.u.names.find(name);
-            if ev.kind.writes() {
-                writes
-                    .entry(name)
-                    .or_insert_with(|| vec![None])
-                    .push(Some(e));
-            } else {
-                writes.entry(name).or_insert_with(|| vec![None]);
-                reads
-                    .entry((name, self.u.reads_from(e)))
-                    .or_default()
-                    .push(e);
+        // The write chain of every object in C and the reads of each write,
+        // from the accesses in the order they ran (under sequential
+        // consistency a read reads the last write before it).
+        let mut chains = std::mem::take(&mut self.chains);
+        chains.clear();
+        for o in &self.run.objects {
+            let Some(o) = o else {
+                chains.by_object.push(None);
+                continue;
+            };
+            let first = chains.writes.len();
+            chains.push_write(0, None, false);
+            for &(at, e, access) in &o.accesses {
+                match access {
+                    Access::Write => chains.push_write(at, Some(e), at >= placed),
+                    Access::Read => chains.push_read(e, at >= placed),
+                }
             }
+            chains.by_object.push(Some((first, chains.writes.len())));
         }
-        let position = writes
-            .iter()
-            .flat_map(|(&name, chain)| chain.iter().enumerate().map(move |(i, &w)| ((name, w), i)))
-            .collect();
-        let chains = Chains {
-            writes,
-            reads,
-            position,
-        };
-        let config = self.run.config.clone();
-        for e in config {
+        let config = std::mem::take(&mut self.run.config);
+        for (at, (&e, event)) in config.iter().zip(events).enumerate() {
+            let Some((from, to)) = event
+                .action
+                .object
+                .and_then(|x| chains.by_object[x.0 as usize])
+            else {
+                continue;
+            };
             let ev = self.u.get(e);
-            if let Some(name) = ev.name {
-                let (t, kind, pred) = (ev.thread, ev.kind, ev.pred);
-                self.place(&chains, t, kind, name, pred);
-            }
+            let name = ev.name.expect("an event on an object has its name");
+            let (t, kind, pred) = (ev.thread, ev.kind, ev.pred);
+            // A prefix already placed needs placing after new writes only.
+            self.place(&chains, (from, to), at < placed, t, kind, name, pred);
         }
+        self.run.config = config;
         for action in pending {
             if let Some(x) = action.object {
                 let pred = self.last_of(action.thread);
                 let i = x.0 as usize;
                 let name = self.bind(x, (kinds[i], owners[i]), action.thread, pred);
-                self.place(&chains, action.thread, action.kind, name, pred);
+                // An object C never touched has its initial value only.
+                let range = chains
+                    .by_object
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .unwrap_or_else(|| {
+                        chains.push_write(0, None, true);
+                        (chains.writes.len() - 1, chains.writes.len())
+                    });
+                self.place(
+                    &chains,
+                    range,
+                    false,
+                    action.thread,
+                    action.kind,
+                    name,
+                    pred,
+                );
             }
         }
+        self.chains = chains;
     }
 
     /// Interns every event of `t`'s action `kind` on `name` after `pred`,
-    /// placed after any write of the chain not before `pred`'s own view.
+    /// placed after any write of its object's chain in `C` (`chains.writes`
+    /// in `range`) not before `pred`'s own view (only after fresh ones if
+    /// `only_fresh`).
+    #[allow(clippy::too_many_arguments)]
     fn place(
         &mut self,
         chains: &Chains,
+        range: (usize, usize),
+        only_fresh: bool,
         t: ThreadIdx,
         kind: OpKind,
         name: Name,
         pred: Option<EventId>,
     ) {
         let name = self.u.names.find(name);
-        let chain: &[Option<EventId>] = chains.writes.get(&name).map_or(&[None], Vec::as_slice);
+        let chain = &chains.writes[range.0..range.1];
         let seen = pred
             .and_then(|p| self.u.frontier(p, name))
             .unwrap_or_default();
-        let start = chains
-            .position
-            .get(&(name, seen.write))
-            .copied()
-            .unwrap_or(0);
+        // `seen.write` lies in `[pred]`, so in `C`: found by its position.
+        let start = match seen.write.and_then(|w| self.run.pos.get(&w)) {
+            Some(&at) => chain.partition_point(|w| w.event.is_none() || w.at < at),
+            None => 0,
+        };
         // A spinning yield waits for a modification after the write its
         // thread last saw (exec/spin.rs).
         let mut modified_since_seen = false;
-        for &w in &chain[start..] {
+        for link in &chain[start..] {
+            let w = link.event;
+            if only_fresh && !link.fresh && kind != OpKind::Yield {
+                continue;
+            }
             if self.budget.expired() {
                 return; // `advance` sees the deadline and stops
             }
@@ -105,6 +141,9 @@ impl Por {
                 modified_since_seen |= w.is_some_and(|w| self.u.get(w).modified);
             }
             if kind == OpKind::Yield && !modified_since_seen {
+                continue;
+            }
+            if only_fresh && !link.fresh {
                 continue;
             }
             let gate = self.u.gate_after(name, w);
@@ -118,11 +157,7 @@ impl Por {
                 }
                 continue;
             }
-            let all_reads = chains
-                .reads
-                .get(&(name, w))
-                .map(Vec::as_slice)
-                .unwrap_or(&[]);
+            let all_reads = &chains.reads[link.reads.0..link.reads.1];
             let required: Vec<EventId> = if w == seen.write {
                 seen.reads.clone()
             } else {
@@ -222,11 +257,53 @@ impl Por {
     }
 }
 
-/// Per object of the configuration: its writes in order (`None` first: the
-/// initial value) and the reads of each.
-struct Chains {
-    writes: Map<Name, Vec<Option<EventId>>>,
-    reads: Map<(Name, Option<EventId>), Vec<EventId>>,
-    /// Where each write stands in its chain.
-    position: Map<(Name, Option<EventId>), usize>,
+/// The objects' accesses in the configuration, in buffers kept from one
+/// execution to the next: per object (by runtime index), a range of
+/// `writes`, its write chain in order (the initial value first), each with
+/// a range of `reads`.
+#[derive(Default)]
+pub(super) struct Chains {
+    writes: Vec<WriteLink>,
+    reads: Vec<EventId>,
+    by_object: Vec<Option<(usize, usize)>>,
+}
+
+/// A write of a chain (`None`: the initial value) and the reads of it.
+struct WriteLink {
+    /// Its position in `C`.
+    at: usize,
+    event: Option<EventId>,
+    /// Its reads, a range of [`Chains::reads`].
+    reads: (usize, usize),
+    /// Whether a placement after it is new: it or one of its reads lies
+    /// past the placed prefix.
+    fresh: bool,
+}
+
+impl Chains {
+    fn clear(&mut self) {
+        self.writes.clear();
+        self.reads.clear();
+        self.by_object.clear();
+    }
+
+    fn push_write(&mut self, at: usize, event: Option<EventId>, fresh: bool) {
+        let end = self.reads.len();
+        self.writes.push(WriteLink {
+            at,
+            event,
+            reads: (end, end),
+            fresh,
+        });
+    }
+
+    fn push_read(&mut self, e: EventId, fresh: bool) {
+        self.reads.push(e);
+        let last = self
+            .writes
+            .last_mut()
+            .expect("a chain starts with its initial value");
+        last.reads.1 = self.reads.len();
+        last.fresh |= fresh;
+    }
 }

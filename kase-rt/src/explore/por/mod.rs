@@ -113,6 +113,8 @@ pub(crate) struct Por {
     conflict_cache: std::cell::RefCell<comb::ConflictCache>,
     /// Scratch for the comb's walk up the tree (`Por::refresh_spikes`).
     chain_buf: std::cell::RefCell<Vec<usize>>,
+    /// Scratch for the objects' write chains (`Por::add_extensions`).
+    chains: extensions::Chains,
     /// Counters for the report.
     stats: Counters,
     /// The exploration's deadline, checked while computing alternatives.
@@ -143,6 +145,7 @@ impl Por {
             tree: Tree::default(),
             conflict_cache: Default::default(),
             chain_buf: Default::default(),
+            chains: Default::default(),
             stats: Counters::default(),
             budget: super::budget::Budget::default(),
             shape: Default::default(),
@@ -510,7 +513,17 @@ impl Por {
         if outcome.redundant || self.run.hit_d {
             self.stats.redundant += 1;
         }
-        self.add_extensions(&outcome.pending, &outcome.objects, &outcome.owners);
+        // With peeking, an event's extra predecessors depend on where the
+        // pure parts of this run end, which may lie past the replayed
+        // prefix: every placement is made again.
+        let placed = if outcome.peeking { 0 } else { self.plan.placed };
+        self.add_extensions(
+            placed,
+            &outcome.events,
+            &outcome.pending,
+            &outcome.objects,
+            &outcome.owners,
+        );
         self.stats.peak_events = self.stats.peak_events.max(self.u.len());
         Ok(())
     }
@@ -553,6 +566,7 @@ impl Explorer for Por {
             return Err(message.clone());
         }
         self.absorb(outcome)?;
+        let mut pruned = false;
         while let Some(node) = self.tree.nodes.last() {
             // A node without an event: its configuration had nothing to run
             // outside D (a redundant stop right there).
@@ -588,6 +602,7 @@ impl Explorer for Por {
                 self.plan.replay = self.run.chosen[..step].to_vec();
                 self.plan.expected = self.run.config[..config_len].to_vec();
                 self.plan.guide = clue;
+                self.plan.placed = if pruned { 0 } else { config_len };
                 self.run.reset();
                 return Ok(true);
             }
@@ -597,7 +612,7 @@ impl Explorer for Por {
             for e in node.added {
                 self.remove_from_d(e);
             }
-            self.maybe_prune(node.config_len);
+            pruned |= self.maybe_prune(node.config_len);
         }
         Ok(false)
     }

@@ -27,9 +27,10 @@ impl Por {
     /// execution over a long run"). A target of a node created later is
     /// that node's event; its candidates are found again in its left
     /// subtree (`cex`), as they are after any pruning.
-    pub(super) fn maybe_prune(&mut self, config_len: usize) {
+    /// Returns whether it pruned.
+    pub(super) fn maybe_prune(&mut self, config_len: usize) -> bool {
         if self.u.len() < MIN_PRUNE.max(2 * self.stats.pruned_at) {
-            return;
+            return false;
         }
         let mut seeds: Vec<EventId> = self.run.config[..config_len].to_vec();
         let d: Vec<EventId> = self.tree.in_d.keys().copied().collect();
@@ -54,5 +55,6 @@ impl Por {
         self.labels
             .retain(|(_, pred), _| pred.map_or(true, is_kept));
         self.stats.pruned_at = self.u.len();
+        true
     }
 }

@@ -105,6 +105,10 @@ pub(super) struct Plan {
     pub(super) expected: Vec<EventId>,
     /// `A`: the clue's events not yet run (each leaves as it runs).
     pub(super) guide: Set<EventId>,
+    /// How many of the replayed prefix's events were taken into `U` with
+    /// their conflicting extensions among themselves, none pruned since
+    /// (`Por::add_extensions` places those again only after what is new).
+    pub(super) placed: usize,
 }
 
 /// What the current execution has produced: the configuration `C` as a
