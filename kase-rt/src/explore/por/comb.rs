@@ -260,6 +260,19 @@ impl Por {
         }
         let (same_thread, same_object) = self.u.neighbour_lists(b);
         let entry = cache.entries.entry(b).or_default();
+        let new_in_thread = &same_thread[entry.thread_seen..];
+        debug_assert!(
+            self.u.siblings_may_conflict()
+                || new_in_thread
+                    .iter()
+                    .all(|&x| !self.u.immediate_conflict(x, b)),
+            "siblings in immediate conflict though no event has extra predecessors"
+        );
+        let new_in_thread = if self.u.siblings_may_conflict() {
+            new_in_thread
+        } else {
+            &[]
+        };
         // Two accesses that only read commute: met through the object
         // alone (not the thread), they are never in conflict, and reads
         // of one write are most of a lock's or a flag's list.
@@ -267,7 +280,7 @@ impl Por {
         let new_on_object = same_object[entry.object_seen..]
             .iter()
             .filter(|&&x| b_writes || self.u.get(x).kind.writes());
-        for &x in same_thread[entry.thread_seen..].iter().chain(new_on_object) {
+        for &x in new_in_thread.iter().chain(new_on_object) {
             if self.u.immediate_conflict(x, b) {
                 entry.conflicts.push(x);
             }

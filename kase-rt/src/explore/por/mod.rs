@@ -75,7 +75,7 @@ use crate::exec::{
 };
 
 use self::names::Name;
-use self::state::{Counters, CurrentRun, Label, Node, ObjState, Plan, Tree};
+use self::state::{Counters, CurrentRun, Label, Node, Plan, Tree};
 use self::unfolding::{EventId, Frontier, Unfolding};
 use super::Explorer;
 
@@ -192,11 +192,7 @@ impl Por {
             (None, None) => self.u.names.fresh(),
         };
         self.u.set_kind(name, kind);
-        self.run.objects[i] = Some(ObjState {
-            name,
-            frontier: Frontier::default(),
-            accesses: Vec::new(),
-        });
+        self.run.objects[i] = Some(self.run.new_object(name));
         name
     }
 

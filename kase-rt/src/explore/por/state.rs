@@ -139,17 +139,43 @@ pub(super) struct CurrentRun {
     /// The execution ran a unit of `D` (only possible with peeking, if a
     /// guided pure part turned out differently): it is redundant.
     pub(super) hit_d: bool,
+    /// Emptied object shadows of earlier executions, for
+    /// [`new_object`](Self::new_object): most executions use the same
+    /// objects, and their buffers need not be allocated again.
+    spare_objects: Vec<ObjState>,
 }
 
 impl CurrentRun {
+    /// A shadow for an object first used now, named `name`.
+    pub(super) fn new_object(&mut self, name: Name) -> ObjState {
+        match self.spare_objects.pop() {
+            Some(mut o) => {
+                o.name = name;
+                o
+            }
+            None => ObjState {
+                name,
+                frontier: Frontier::default(),
+                accesses: Vec::new(),
+            },
+        }
+    }
+
     /// Forgets the execution, keeping the allocations.
     pub(super) fn reset(&mut self) {
         self.processed = 0;
         self.config.clear();
         self.pos.clear();
-        self.positions.clear();
+        // Threads keep their (emptied) lists: an empty list reads as a
+        // thread without events.
+        self.positions.iter_mut().for_each(Vec::clear);
         self.last.clear();
-        self.objects.clear();
+        for mut o in self.objects.drain(..).flatten() {
+            o.frontier.write = None;
+            o.frontier.reads.clear();
+            o.accesses.clear();
+            self.spare_objects.push(o);
+        }
         self.steps = 0;
         self.chosen.clear();
         self.awaiting = None;

@@ -163,6 +163,11 @@ pub(crate) struct Unfolding {
     /// one object's joined reads.
     builder: FrontiersBuilder,
     merged_reads: Vec<EventId>,
+    /// Some event has extra predecessors (peeking's rule R). Until one
+    /// does, two events of one thread after one predecessor differ in their
+    /// object predecessors, so they are never in immediate conflict
+    /// ([`parts_refute_immediate_conflict`](Self::parts_refute_immediate_conflict)).
+    has_extras: bool,
 }
 
 impl Unfolding {
@@ -326,6 +331,13 @@ impl Unfolding {
         (same_thread, same_object)
     }
 
+    /// Whether two events of one thread after one predecessor may be in
+    /// immediate conflict: only if some event has extra predecessors (two
+    /// such events without differ in their object predecessors).
+    pub(crate) fn siblings_may_conflict(&self) -> bool {
+        self.has_extras
+    }
+
     /// Changes when neighbour lists lose entries or are merged.
     pub(crate) fn generation(&self) -> u64 {
         self.generation
@@ -384,6 +396,7 @@ impl Unfolding {
         if let Some(id) = self.find(thread, pred, obj_preds, extra) {
             return (id, false);
         }
+        self.has_extras |= !extra.is_empty();
         let (obj_preds, extra) = (obj_preds.to_vec(), extra.to_vec());
         let hash = key_hash(thread, pred, &obj_preds, &extra);
         let pure_of = self.pure_of_next(thread, kind, name, pred);
