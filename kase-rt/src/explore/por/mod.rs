@@ -255,6 +255,7 @@ impl Por {
                 seen.location
             ));
         }
+        self.run.pure_parts |= kind.starts_pure_part();
         let extra = self.r_extras(t, kind, pred, &preds);
         let (id, _) = self.u.intern(t, kind, name, pred, &preds, &extra);
         if self.tree.in_d.contains_key(&id) {
@@ -509,10 +510,7 @@ impl Por {
         if outcome.redundant || self.run.hit_d {
             self.stats.redundant += 1;
         }
-        // With peeking, an event's extra predecessors depend on where the
-        // pure parts of this run end, which may lie past the replayed
-        // prefix: every placement is made again.
-        let placed = if outcome.peeking { 0 } else { self.plan.placed };
+        let placed = self.plan.placed;
         self.add_extensions(
             placed,
             &outcome.events,
@@ -598,7 +596,11 @@ impl Explorer for Por {
                 self.plan.replay = self.run.chosen[..step].to_vec();
                 self.plan.expected = self.run.config[..config_len].to_vec();
                 self.plan.guide = clue;
-                self.plan.placed = if pruned { 0 } else { config_len };
+                self.plan.placed = if pruned {
+                    0
+                } else {
+                    self.closed_prefix(config_len)
+                };
                 self.run.reset();
                 return Ok(true);
             }

@@ -26,6 +26,38 @@ impl Por {
             .find(|&e| self.u.get(e).kind.ends_pure_part())
     }
 
+    /// The longest prefix of the first `len` events of `C` that leaves no
+    /// pure part open: every pure part begun in it ends in it, so the ends
+    /// rule R finds ([`part_end`](Self::part_end)) for events of the prefix
+    /// are the same in any execution that replays it.
+    pub(super) fn closed_prefix(&self, len: usize) -> usize {
+        if !self.run.pure_parts {
+            return len;
+        }
+        let mut inside: Vec<bool> = Vec::new();
+        let mut open = 0usize;
+        let mut closed = 0;
+        for (i, &e) in self.run.config[..len].iter().enumerate() {
+            let ev = self.u.get(e);
+            let t = ev.thread.index();
+            if inside.len() <= t {
+                inside.resize(t + 1, false);
+            }
+            if ev.kind.starts_pure_part() && !inside[t] {
+                inside[t] = true;
+                open += 1;
+            }
+            if ev.kind.ends_pure_part() && inside[t] {
+                inside[t] = false;
+                open -= 1;
+            }
+            if open == 0 {
+                closed = i + 1;
+            }
+        }
+        closed
+    }
+
     /// Rule R: the extra predecessors of `t`'s action `kind` after `pred`
     /// whose object predecessors are `preds`: for a memory access in a pure
     /// part of mutex `m`, the ends of the other pure parts of `m` that

@@ -106,8 +106,10 @@ pub(super) struct Plan {
     /// `A`: the clue's events not yet run (each leaves as it runs).
     pub(super) guide: Set<EventId>,
     /// How many of the replayed prefix's events were taken into `U` with
-    /// their conflicting extensions among themselves, none pruned since
-    /// (`Por::add_extensions` places those again only after what is new).
+    /// their conflicting extensions among themselves, none pruned since,
+    /// and no pure part open after them (`Por::closed_prefix`: with
+    /// peeking, extra predecessors depend on where a part ends).
+    /// `Por::add_extensions` places those again only after what is new.
     pub(super) placed: usize,
 }
 
@@ -143,6 +145,8 @@ pub(super) struct CurrentRun {
     /// [`new_object`](Self::new_object): most executions use the same
     /// objects, and their buffers need not be allocated again.
     spare_objects: Vec<ObjState>,
+    /// The execution began a pure part of a critical section (peeking).
+    pub(super) pure_parts: bool,
 }
 
 impl CurrentRun {
@@ -181,6 +185,7 @@ impl CurrentRun {
         self.awaiting = None;
         self.diverged = None;
         self.hit_d = false;
+        self.pure_parts = false;
     }
 }
 
