@@ -29,6 +29,10 @@ fn key_hash(
     h.finish()
 }
 
+/// Predecessors an event's frontiers are merged from without allocating
+/// (`Unfolding::joined_frontiers`).
+const FEW_PREDS: usize = 8;
+
 /// Whether two lists of events are equal. The lists are short and a lookup
 /// compares them for nearly every event it places: an element loop beats
 /// the library comparison's call (`memcmp` took a quarter of disp(5,4)).
@@ -519,22 +523,34 @@ impl Unfolding {
         let mut builder = std::mem::take(&mut self.builder);
         let mut reads = std::mem::take(&mut self.merged_reads);
         // Each predecessor's list is sorted by name: merge them, a cursor
-        // each (an event has few predecessors).
-        let lists: Vec<&Frontiers> = pred
-            .iter()
-            .chain(obj_preds)
-            .chain(extra)
-            .map(|&q| &self.get(q).frontiers)
-            .collect();
-        let mut at = vec![0usize; lists.len()];
+        // each (an event has few predecessors: on the stack up to
+        // `FEW_PREDS`, as this runs for every new event).
+        let count = usize::from(pred.is_some()) + obj_preds.len() + extra.len();
+        let (mut few_lists, mut few_at) = ([None; FEW_PREDS], [0usize; FEW_PREDS]);
+        let (mut many_lists, mut many_at) = (Vec::new(), Vec::new());
+        let (lists, at): (&mut [Option<&Frontiers>], &mut [usize]) = if count <= FEW_PREDS {
+            (&mut few_lists[..count], &mut few_at[..count])
+        } else {
+            many_lists.resize(count, None);
+            many_at.resize(count, 0);
+            (&mut many_lists[..], &mut many_at[..])
+        };
+        for (slot, &q) in lists
+            .iter_mut()
+            .zip(pred.iter().chain(obj_preds).chain(extra))
+        {
+            *slot = Some(&self.get(q).frontiers);
+        }
+        let lists: &[Option<&Frontiers>] = lists;
+        let lists = |k: usize| lists[k].expect("filled above");
         let mut record = Some(record);
         let mut recorded = None;
         loop {
             // The next name: the own object's comes in its place, touched
             // by a predecessor or not.
-            let next = (0..lists.len())
-                .filter(|&k| at[k] < lists[k].len())
-                .map(|k| lists[k].name_at(at[k]))
+            let next = (0..count)
+                .filter(|&k| at[k] < lists(k).len())
+                .map(|k| lists(k).name_at(at[k]))
                 .min();
             let pending_own = own.filter(|_| record.is_some());
             let name = match (next, pending_own) {
@@ -550,15 +566,12 @@ impl Unfolding {
             let mut depth = 0;
             let mut first: Option<FrontierView<'_>> = None;
             let mut shared = false;
-            for k in 0..lists.len() {
-                if at[k] >= lists[k].len() {
+            for (k, cursor) in at.iter_mut().enumerate() {
+                if *cursor >= lists(k).len() || lists(k).name_at(*cursor) != name {
                     continue;
                 }
-                if lists[k].name_at(at[k]) != name {
-                    continue;
-                }
-                let f = lists[k].at(at[k]).1;
-                at[k] += 1;
+                let f = lists(k).at(*cursor).1;
+                *cursor += 1;
                 let d = self.wdepth(f.write);
                 if first.is_none() || d > depth {
                     (write, depth, first, shared) = (f.write, d, Some(f), false);
@@ -571,11 +584,11 @@ impl Unfolding {
                 reads.extend_from_slice(f.reads);
             }
             if shared {
-                for k in 0..lists.len() {
-                    let Some(i) = at[k].checked_sub(1) else {
+                for (k, cursor) in at.iter().enumerate() {
+                    let Some(i) = cursor.checked_sub(1) else {
                         continue;
                     };
-                    let (n, f) = lists[k].at(i);
+                    let (n, f) = lists(k).at(i);
                     if n != name || f.write != write {
                         continue;
                     }
