@@ -257,7 +257,13 @@ impl Por {
         }
         self.run.pure_parts |= kind.starts_pure_part();
         let extra = self.r_extras(t, kind, pred, &preds);
-        let (id, _) = self.u.intern(t, kind, name, pred, &preds, &extra);
+        // A replayed prefix meets the events it expects: checked in place
+        // before any lookup (a mismatch is looked up, and reported below).
+        let expected = self.plan.expected.get(self.run.config.len()).copied();
+        let id = match expected.filter(|&e| self.u.has_key(e, t, pred, &preds, &extra)) {
+            Some(id) => id,
+            None => self.u.intern(t, kind, name, pred, &preds, &extra).0,
+        };
         if self.tree.in_d.contains_key(&id) {
             self.run.hit_d = true;
         }

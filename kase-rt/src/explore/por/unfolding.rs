@@ -347,6 +347,28 @@ impl Unfolding {
         self.generation
     }
 
+    /// Whether `id` is a live event with the key `(thread, pred, obj_preds,
+    /// extra)`: a replayed execution checks the event it expects before
+    /// looking the key up.
+    pub(crate) fn has_key(
+        &self,
+        id: EventId,
+        thread: ThreadIdx,
+        pred: Option<EventId>,
+        obj_preds: &[EventId],
+        extra: &[EventId],
+    ) -> bool {
+        self.events
+            .get(id as usize)
+            .and_then(Option::as_ref)
+            .is_some_and(|ev| {
+                ev.thread == thread
+                    && ev.pred == pred
+                    && same_ids(&ev.obj_preds, obj_preds)
+                    && same_ids(&ev.extra, extra)
+            })
+    }
+
     pub(crate) fn find(
         &self,
         thread: ThreadIdx,
