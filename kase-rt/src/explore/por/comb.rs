@@ -360,6 +360,17 @@ pub(super) struct SpikeCache {
     entries: Map<EventId, SpikeEntry>,
 }
 
+impl SpikeCache {
+    /// Empties it for another node, keeping its table's allocation.
+    pub(super) fn reset(&mut self) {
+        self.generation = 0;
+        self.valid = false;
+        self.moved = std::cell::OnceCell::new();
+        self.d_applied = 0;
+        self.entries.clear();
+    }
+}
+
 /// The parts of a configuration that moved since a prefix of it (see
 /// [`Unfolding::conflicts_with_moved`](super::unfolding::Unfolding::conflicts_with_moved)).
 struct Moved {

@@ -479,7 +479,9 @@ impl Scheduler for Por {
                     event: None,
                     added: Vec::new(),
                     source,
-                    spikes: Default::default(),
+                    spikes: std::cell::RefCell::new(
+                        self.tree.spare_spikes.pop().unwrap_or_default(),
+                    ),
                     explore: point.execution.exploring(),
                 });
             }
@@ -611,6 +613,9 @@ impl Explorer for Por {
                 return Ok(true);
             }
             let node = self.tree.nodes.pop().expect("non-empty");
+            let mut spikes = node.spikes.into_inner();
+            spikes.reset();
+            self.tree.spare_spikes.push(spikes);
             let children = node.added.len() + usize::from(node.event.is_some());
             self.shape.finished(self.tree.nodes.len(), children);
             for e in node.added {
