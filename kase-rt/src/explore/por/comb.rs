@@ -260,17 +260,15 @@ impl Por {
         }
         let (same_thread, same_object) = self.u.neighbour_lists(b);
         let entry = cache.entries.entry(b).or_default();
-        let new_in_thread = &same_thread[entry.thread_seen..];
-        debug_assert!(
-            self.u.siblings_may_conflict()
-                || new_in_thread
+        let new_in_thread = if self.u.siblings_may_conflict() {
+            &same_thread[entry.thread_seen..]
+        } else {
+            debug_assert!(
+                same_thread[entry.thread_seen..]
                     .iter()
                     .all(|&x| !self.u.immediate_conflict(x, b)),
-            "siblings in immediate conflict though no event has extra predecessors"
-        );
-        let new_in_thread = if self.u.siblings_may_conflict() {
-            new_in_thread
-        } else {
+                "siblings in immediate conflict though no event has extra predecessors"
+            );
             &[]
         };
         // Two accesses that only read commute: met through the object
@@ -363,11 +361,12 @@ pub(super) struct SpikeCache {
 impl SpikeCache {
     /// Empties it for another node, keeping its table's allocation.
     pub(super) fn reset(&mut self) {
-        self.generation = 0;
-        self.valid = false;
-        self.moved = std::cell::OnceCell::new();
-        self.d_applied = 0;
-        self.entries.clear();
+        let mut entries = std::mem::take(&mut self.entries);
+        entries.clear();
+        *self = SpikeCache {
+            entries,
+            ..SpikeCache::default()
+        };
     }
 }
 

@@ -18,7 +18,7 @@ impl Por {
     /// Adds `ex(C)` for the configuration just explored, and for the actions
     /// threads were still waiting to perform (`pending`).
     ///
-    /// The first `placed` events of `C` are a prefix that an earlier
+    /// The first `plan.placed` events of `C` are a prefix that an earlier
     /// configuration had too, whose extensions were added then and not
     /// pruned since: an action of that prefix is placed again only after a
     /// write that is new, or whose reads are (an extension of the prefix
@@ -27,7 +27,6 @@ impl Por {
     /// of them lookups of known events.
     pub(super) fn add_extensions(
         &mut self,
-        placed: usize,
         events: &[crate::exec::Event],
         pending: &[Action],
         kinds: &[ObjectKind],
@@ -36,6 +35,7 @@ impl Por {
         // The write chain of every object in C and the reads of each write,
         // from the accesses in the order they ran (under sequential
         // consistency a read reads the last write before it).
+        let placed = self.plan.placed;
         let mut chains = std::mem::take(&mut self.chains);
         chains.clear();
         for o in &self.run.objects {
@@ -54,6 +54,7 @@ impl Por {
             chains.by_object.push(Some((first, chains.writes.len())));
         }
         let config = std::mem::take(&mut self.run.config);
+        debug_assert_eq!(config.len(), events.len(), "one event of C per event run");
         for (at, (&e, event)) in config.iter().zip(events).enumerate() {
             let Some((from, to)) = event
                 .action
@@ -128,7 +129,10 @@ impl Por {
         let mut modified_since_seen = false;
         for link in &chain[start..] {
             let w = link.event;
-            if only_fresh && !link.fresh && kind != OpKind::Yield {
+            // Placements after a write the prefix already had are in `U`
+            // (a yield still counts that write's modification below).
+            let known = only_fresh && !link.fresh;
+            if known && kind != OpKind::Yield {
                 continue;
             }
             if self.budget.expired() {
@@ -143,7 +147,7 @@ impl Por {
             if kind == OpKind::Yield && !modified_since_seen {
                 continue;
             }
-            if only_fresh && !link.fresh {
+            if known {
                 continue;
             }
             let gate = self.u.gate_after(name, w);

@@ -518,9 +518,7 @@ impl Por {
         if outcome.redundant || self.run.hit_d {
             self.stats.redundant += 1;
         }
-        let placed = self.plan.placed;
         self.add_extensions(
-            placed,
             &outcome.events,
             &outcome.pending,
             &outcome.objects,

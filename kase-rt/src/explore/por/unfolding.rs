@@ -118,6 +118,22 @@ pub(crate) struct Event {
     pub modified: bool,
 }
 
+impl Event {
+    /// Whether its key is `(thread, pred, obj_preds, extra)`.
+    fn has_key(
+        &self,
+        thread: ThreadIdx,
+        pred: Option<EventId>,
+        obj_preds: &[EventId],
+        extra: &[EventId],
+    ) -> bool {
+        self.thread == thread
+            && self.pred == pred
+            && same_ids(&self.obj_preds, obj_preds)
+            && same_ids(&self.extra, extra)
+    }
+}
+
 /// An event's links up its thread's chain and its object's writes. They
 /// live apart from the events, in one dense array: ancestor queries, the
 /// exploration's commonest (conflict, causality), walk these small records
@@ -361,12 +377,7 @@ impl Unfolding {
         self.events
             .get(id as usize)
             .and_then(Option::as_ref)
-            .is_some_and(|ev| {
-                ev.thread == thread
-                    && ev.pred == pred
-                    && same_ids(&ev.obj_preds, obj_preds)
-                    && same_ids(&ev.extra, extra)
-            })
+            .is_some_and(|ev| ev.has_key(thread, pred, obj_preds, extra))
     }
 
     pub(crate) fn find(
@@ -378,13 +389,7 @@ impl Unfolding {
     ) -> Option<EventId> {
         self.by_key
             .candidates(key_hash(thread, pred, obj_preds, extra))
-            .find(|&id| {
-                let ev = self.get(id);
-                ev.thread == thread
-                    && ev.pred == pred
-                    && same_ids(&ev.obj_preds, obj_preds)
-                    && same_ids(&ev.extra, extra)
-            })
+            .find(|&id| self.get(id).has_key(thread, pred, obj_preds, extra))
     }
 
     /// The mutex whose pure part `thread`'s action `kind` on `name` after
