@@ -121,9 +121,14 @@ impl Relations {
 /// Immediate program order.
 fn po_steps(graph: &Graph) -> Relation {
     let mut po = Relation::empty(graph.events.len());
-    let mut last: crate::fast_hash::Map<u32, usize> = Default::default();
+    // Each thread's latest event so far (threads are numbered densely).
+    let mut last: Vec<Option<usize>> = Vec::new();
     for (e, node) in graph.events.iter().enumerate() {
-        if let Some(previous) = last.insert(node.thread, e) {
+        let t = node.thread as usize;
+        if last.len() <= t {
+            last.resize(t + 1, None);
+        }
+        if let Some(previous) = last[t].replace(e) {
             po.add(previous, e);
         }
     }
@@ -208,14 +213,18 @@ fn sw(graph: &Graph, rf: &Relation) -> Relation {
     let mut acquire = Relation::empty(n);
     for (a, event) in events.iter().enumerate() {
         let fence = event.access == Access::Fence;
+        // An access heads (ends) only itself; a fence every access
+        // po-after (po-before) it.
         if event.is_release() {
-            let heads = (a..n).filter(|&w| w == a || (fence && graph.po(a, w)));
+            let heads = if fence { a..n } else { a..a + 1 };
+            let heads = heads.filter(|&w| w == a || graph.po(a, w));
             for w in heads.filter(|&w| events[w].access.is_write()) {
                 release.add(a, w);
             }
         }
         if event.is_acquire() {
-            let ends = (0..=a).filter(|&r| r == a || (fence && graph.po(r, a)));
+            let ends = if fence { 0..a + 1 } else { a..a + 1 };
+            let ends = ends.filter(|&r| r == a || graph.po(r, a));
             for r in ends.filter(|&r| events[r].access.is_read()) {
                 acquire.add(r, a);
             }
@@ -303,51 +312,46 @@ fn psc_by_event(graph: &Graph, relations: &Relations) -> Relation {
     }
     let parts = ScbParts::new(graph, relations);
     let words = n.div_ceil(64);
-    let singleton = |e: usize| {
-        let mut set = vec![0u64; words];
-        set[e / 64] |= 1 << (e % 64);
-        set
-    };
-    // For each SeqCst event y, the events b with `([E^sc] ∪ hb? ; [F^sc])(b, y)`.
-    let before_fence = |y: usize| {
-        let mut set = singleton(y);
-        for b in 0..n {
-            if hb.contains(b, y) {
-                set[b / 64] |= 1 << (b % 64);
+    let bit = |set: &mut [u64], e: usize| set[e / 64] |= 1 << (e % 64);
+    // For each SeqCst event y (row i of `ends` for `sc[i]`), the events b
+    // with `([E^sc] ∪ hb? ; [F^sc])(b, y)`.
+    let mut ends = vec![0u64; sc.len() * words];
+    for (end, &y) in ends.chunks_mut(words).zip(&sc) {
+        bit(end, y);
+        if events[y].is_sc_fence() {
+            for b in 0..n {
+                if hb.contains(b, y) {
+                    bit(end, b);
+                }
             }
         }
-        set
-    };
-    let ends: Vec<Vec<u64>> = sc
-        .iter()
-        .map(|&y| {
-            if events[y].is_sc_fence() {
-                before_fence(y)
-            } else {
-                singleton(y)
-            }
-        })
-        .collect();
+    }
     let meets = |a: &[u64], b: &[u64]| a.iter().zip(b).any(|(x, y)| x & y != 0);
+    // Buffers a row long, reused for every event (the check runs often).
+    let mut start = vec![0u64; words];
+    let mut reached = vec![0u64; words];
+    let (mut t1, mut t2) = (vec![0u64; words], vec![0u64; words]);
     for &x in &sc {
         // `([E^sc] ∪ [F^sc] ; hb?)` from x.
-        let mut start = singleton(x);
+        start.fill(0);
+        bit(&mut start, x);
         if events[x].is_sc_fence() {
             for (dst, src) in start.iter_mut().zip(hb.row(x)) {
                 *dst |= src;
             }
         }
-        let reached = parts.image(&start);
-        for (&y, end) in sc.iter().zip(&ends) {
+        parts.image_into(&start, &mut reached, &mut t1, &mut t2);
+        for (&y, end) in sc.iter().zip(ends.chunks(words)) {
             if meets(&reached, end) {
                 psc.add(x, y);
             }
         }
         if events[x].is_sc_fence() {
             // psc_F: hb ∪ hb ; eco ; hb, between fences.
-            let after = hb.image(&eco.image(hb.row(x)));
+            eco.image_into(hb.row(x), &mut t1);
+            hb.image_into(&t1, &mut t2);
             for &y in sc.iter().filter(|&&y| events[y].is_sc_fence()) {
-                if hb.contains(x, y) || after[y / 64] & (1 << (y % 64)) != 0 {
+                if hb.contains(x, y) || t2[y / 64] & (1 << (y % 64)) != 0 {
                     psc.add(x, y);
                 }
             }
@@ -372,9 +376,35 @@ impl<'a> ScbParts<'a> {
         let po = relations.po.closure();
         let mo = relations.mo.closure();
         let fr = relations.fr.then(&mo.clone().reflexive());
+        // `same_location` a row at a time: the events at each event's
+        // location, as a bitset (none for an event without one).
+        let n = graph.events.len();
+        let words = n.div_ceil(64);
+        let none = vec![0u64; words];
+        let mut at: Vec<Vec<u64>> = Vec::new();
+        for (e, node) in graph.events.iter().enumerate() {
+            if let Some(location) = node.access.location() {
+                let l = location as usize;
+                if at.len() <= l {
+                    at.resize(l + 1, none.clone());
+                }
+                at[l][e / 64] |= 1 << (e % 64);
+            }
+        }
+        let here = |a: usize| match graph.events[a].access.location() {
+            Some(location) => at[location as usize].as_slice(),
+            None => none.as_slice(),
+        };
+        let po_elsewhere = po.mask_rows(false, here);
+        let hb_here = relations.hb.mask_rows(true, here);
+        debug_assert_eq!(po_elsewhere, po.filter(|a, b| !same_location(graph, a, b)));
+        debug_assert_eq!(
+            hb_here,
+            relations.hb.filter(|a, b| same_location(graph, a, b))
+        );
         ScbParts {
-            po_elsewhere: po.filter(|a, b| !same_location(graph, a, b)),
-            hb_here: relations.hb.filter(|a, b| same_location(graph, a, b)),
+            po_elsewhere,
+            hb_here,
             hb: &relations.hb,
             po,
             mo,
@@ -382,17 +412,14 @@ impl<'a> ScbParts<'a> {
         }
     }
 
-    /// The events some member of `set` is related to by `scb`.
-    fn image(&self, set: &[u64]) -> Vec<u64> {
-        let through_hb = self
-            .po_elsewhere
-            .image(&self.hb.image(&self.po_elsewhere.image(set)));
-        let mut out = through_hb;
+    /// Into `out`, the events some member of `set` is related to by `scb`
+    /// (`t1`, `t2`: scratch; all a row long).
+    fn image_into(&self, set: &[u64], out: &mut [u64], t1: &mut [u64], t2: &mut [u64]) {
+        self.po_elsewhere.image_into(set, t1);
+        self.hb.image_into(t1, t2);
+        self.po_elsewhere.image_into(t2, out);
         for part in [&self.po, &self.hb_here, &self.mo, &self.fr] {
-            for (dst, src) in out.iter_mut().zip(part.image(set)) {
-                *dst |= src;
-            }
+            part.add_image(set, out);
         }
-        out
     }
 }
