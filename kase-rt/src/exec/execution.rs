@@ -166,7 +166,11 @@ impl Execution {
             live_arcs: Vec::new(),
             heap: Heap::default(),
             weak: limits.weak.then(|| {
-                super::weak::WeakMemory::new(limits.psc_memo.clone(), limits.history_pool.clone())
+                super::weak::WeakMemory::new(
+                    limits.psc_memo.clone(),
+                    limits.history_pool.clone(),
+                    limits.graph_pool.clone(),
+                )
             }),
             weaker_ordering: None,
             waited_on_several: false,

@@ -82,6 +82,7 @@ impl Executor {
                 spin_memo: Default::default(),
                 psc_memo: Default::default(),
                 history_pool: Default::default(),
+                graph_pool: Default::default(),
                 // Interleavings first; the exploration moves to RC11's
                 // graphs when it must (`explore/pipeline.rs`).
                 weak: false,
@@ -124,6 +125,9 @@ impl Executor {
     /// same exploration.
     pub(crate) fn reclaim(&mut self, outcome: Outcome) {
         self.interner = outcome.interner;
+        if let Some(summary) = outcome.weak {
+            self.limits.graph_pool.give(summary);
+        }
         // Its events' buffer too: the next execution's grows no more.
         let mut events = outcome.events;
         events.clear();

@@ -248,6 +248,8 @@ pub(crate) struct Limits {
     pub psc_memo: super::weak::PscMemo,
     /// Location histories of finished executions, for reuse (`exec/weak`).
     pub history_pool: super::weak::HistoryPool,
+    /// Other buffers of finished executions' RC11 state, for reuse.
+    pub graph_pool: super::weak::GraphPool,
 }
 
 /// What one execution produced.

@@ -14,6 +14,7 @@ use std::sync::atomic::Ordering;
 use super::consistency;
 use super::graph::{Access, Graph, Node};
 use super::history::{HistoryPool, LocationHistory, Rmw, StoreRecord};
+use super::pool::{GraphPool, Spare};
 use crate::exec::action::{ObjectIdx, OpKind, ThreadIdx};
 use crate::exec::clock::VectorClock;
 use crate::exec::error::OrInternal;
@@ -40,7 +41,7 @@ enum Candidate {
 
 /// A location's history and its name in the graph.
 #[derive(Clone, Debug)]
-struct Located {
+pub(super) struct Located {
     history: LocationHistory,
     graph_location: u32,
 }
@@ -125,6 +126,14 @@ pub(crate) struct WeakMemory {
     psc_memo: PscMemo,
     /// Where its locations' histories come from and go back to.
     history_pool: HistoryPool,
+    /// Where its other buffers come from and go back to.
+    graph_pool: GraphPool,
+    /// Emptied lists for new locations' modification orders and new
+    /// threads' nodes, from the pool.
+    spare_lists: Vec<Vec<usize>>,
+    spare_node_lists: Vec<Vec<(u32, usize)>>,
+    /// The summary's reads-from list, from the pool.
+    summary_rf: Vec<(usize, Option<usize>)>,
 }
 
 /// The ways an access can go, as offered to the explorer (`weak_sources`).
@@ -208,10 +217,26 @@ fn is_seq_cst(intent: &AtomicIntent) -> bool {
 impl WeakMemory {
     /// The RC11 state of a new execution, sharing the exploration's `psc`
     /// verdicts.
-    pub(crate) fn new(psc_memo: PscMemo, history_pool: HistoryPool) -> Self {
+    pub(crate) fn new(psc_memo: PscMemo, history_pool: HistoryPool, graph_pool: GraphPool) -> Self {
+        let spare = graph_pool.take();
         WeakMemory {
             psc_memo,
             history_pool,
+            locations: spare.locations,
+            graph: Graph {
+                events: spare.events,
+                mo: spare.mo,
+                sw: spare.sw,
+            },
+            node_facts: spare.node_facts,
+            initial: spare.initial,
+            thread_nodes: spare.thread_nodes,
+            intents: spare.intents,
+            last_read: spare.last_read,
+            spare_lists: spare.lists,
+            spare_node_lists: spare.node_lists,
+            summary_rf: spare.rf,
+            graph_pool,
             ..WeakMemory::default()
         }
     }
@@ -539,7 +564,8 @@ impl Execution {
         }
         if weak.locations[index].is_none() {
             let graph_location = weak.graph.mo.len() as u32;
-            weak.graph.mo.push(Vec::new());
+            let list = weak.spare_lists.pop().unwrap_or_default();
+            weak.graph.mo.push(list);
             weak.initial.push(current);
             weak.locations[index] = Some(Located {
                 history: weak.history_pool.take(current),
@@ -742,22 +768,36 @@ impl WeakMemory {
             self.history_pool.give(located.history);
         }
         let event = |node: usize| self.node_facts[node].event;
-        let rf = self
-            .graph
-            .events
-            .iter()
-            .enumerate()
-            .filter_map(|(i, node)| match node.access {
-                Access::Read { rf, .. } | Access::Rmw { rf, .. } => Some((event(i), rf.map(event))),
-                _ => None,
-            })
-            .collect();
-        let mo = self
-            .graph
-            .mo
-            .iter()
-            .map(|stores| stores.iter().map(|&n| event(n)).collect())
-            .collect();
+        let mut rf = std::mem::take(&mut self.summary_rf);
+        rf.extend(
+            self.graph
+                .events
+                .iter()
+                .enumerate()
+                .filter_map(|(i, node)| match node.access {
+                    Access::Read { rf, .. } | Access::Rmw { rf, .. } => {
+                        Some((event(i), rf.map(event)))
+                    }
+                    _ => None,
+                }),
+        );
+        let mut mo = Vec::with_capacity(self.graph.mo.len());
+        for stores in &self.graph.mo {
+            let mut list = self.spare_lists.pop().unwrap_or_default();
+            list.extend(stores.iter().map(|&n| event(n)));
+            mo.push(list);
+        }
+        self.last_read.clear();
+        self.intents.clear();
+        self.graph_pool.give_state(Spare {
+            locations: std::mem::take(&mut self.locations),
+            thread_nodes: std::mem::take(&mut self.thread_nodes),
+            intents: std::mem::take(&mut self.intents),
+            last_read: std::mem::take(&mut self.last_read),
+            lists: std::mem::take(&mut self.spare_lists),
+            node_lists: std::mem::take(&mut self.spare_node_lists),
+            ..Spare::default()
+        });
         WeakSummary {
             rf,
             mo,
@@ -787,7 +827,9 @@ impl WeakMemory {
         Self::add(&mut self.graph, node, mo_index, sw);
         self.node_facts.push(facts);
         if self.thread_nodes.len() <= thread.index() {
-            self.thread_nodes.resize(thread.index() + 1, Vec::new());
+            let spare = &mut self.spare_node_lists;
+            self.thread_nodes
+                .resize_with(thread.index() + 1, || spare.pop().unwrap_or_default());
         }
         self.thread_nodes[thread.index()].push((epoch, index));
         // A self-check of the exploration, for kase's own tests (the

@@ -17,6 +17,8 @@ pub(crate) mod history;
 pub(crate) mod memory;
 #[cfg(test)]
 mod oracle;
+mod pool;
 
 pub(crate) use history::HistoryPool;
 pub(crate) use memory::{AtomicIntent, PscMemo, WeakMemory, WeakSummary};
+pub(crate) use pool::GraphPool;
