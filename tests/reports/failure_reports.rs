@@ -269,6 +269,12 @@ fn a_rerun_about_to_do_something_else_is_nondeterminism() {
         failure.to_string().contains("different operations"),
         "{failure}"
     );
+    // It says what usually causes this and what to do.
+    assert!(
+        failure.to_string().contains("wall-clock time")
+            && failure.to_string().contains("a function of the schedule"),
+        "{failure}"
+    );
 }
 
 #[test]
