@@ -679,7 +679,12 @@ fn section(command: &str, md: &str, suites: &[&Suite]) -> String {
          not explore: after a yield loom never re-reads a store seen before it, and a failed \
          `compare_exchange` reads only the newest store there (docs/guide/memory-model.md, \
          \"Limits\", has the counts with both emulated, and \
-         `kase-bench/tests/yield_heuristic.rs` a bug the first hides).\n\nSettings from:\n\n\
+         `kase-bench/tests/yield_heuristic.rs` a bug the first hides). A failing test's time \
+         includes kase's report (the search for a simpler counterexample, saving the \
+         schedule): about 0.1 s of oneshot's. oneshot's `send_recv_different_threads` computes a \
+         1 ms `recv_timeout` deadline from wall-clock time, so on a loaded machine its path \
+         can change between re-runs of one schedule and kase then reports a nondeterminism \
+         (loom does not check).\n\nSettings from:\n\n\
          {sources}\n{md}",
         generated = generated_by(command, "main.rs"),
     )
