@@ -166,7 +166,6 @@ impl Relation {
     /// `self⁺` of a forward relation (`is_forward`), closed along `0..n`
     /// without sorting.
     fn closure_forward(&self) -> Relation {
-        debug_assert!(self.is_forward(), "a pair goes backward");
         let mut r = self.clone();
         let words = self.words;
         for a in (0..self.n).rev() {
