@@ -187,7 +187,8 @@ impl Por {
                 let conflicts = self
                     .u
                     .conflicts_with_moved(x, &moved.threads, &moved.objects);
-                debug_assert_eq!(
+                #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
+                assert_eq!(
                     conflicts,
                     moved.threads.iter().any(|&m| self.u.conflict(x, m)),
                     "the moved parts of a configuration decide conflict with it"
@@ -263,7 +264,8 @@ impl Por {
         let new_in_thread = if self.u.siblings_may_conflict() {
             &same_thread[entry.thread_seen..]
         } else {
-            debug_assert!(
+            #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
+            assert!(
                 same_thread[entry.thread_seen..]
                     .iter()
                     .all(|&x| !self.u.immediate_conflict(x, b)),

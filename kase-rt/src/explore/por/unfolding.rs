@@ -833,11 +833,13 @@ impl Unfolding {
     /// The comb asks this of each neighbour of each target, and nearly all
     /// of them lie in branches whose histories part from the target's
     /// before the two events: so cheap tests that find such a parting come
-    /// first, and only what they leave is decided by the definition (debug
-    /// builds check that they never refute an immediate conflict).
+    /// first, and only what they leave is decided by the definition (kase's
+    /// own debug builds, with `self-check`, check that they never refute an
+    /// immediate conflict).
     pub(crate) fn immediate_conflict(&self, a: EventId, b: EventId) -> bool {
         let refuted = self.parts_refute_immediate_conflict(a, b);
-        debug_assert!(
+        #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
+        assert!(
             !refuted || !self.immediate_conflict_by_definition(a, b),
             "a cheap part refuted the immediate conflict {a} #i {b}"
         );

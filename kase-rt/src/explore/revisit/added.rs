@@ -15,7 +15,9 @@ use crate::exec::{ObjectKind, OpKind, Outcome, ThreadIdx};
 use super::plan::{Key, Offered, Plan, Step};
 
 /// Revisits taken as consistent without the full check are checked fully
-/// anyway in debug builds up to this many events (its cost is quadratic).
+/// anyway in kase's own debug builds (`self-check`) up to this many events
+/// (its cost is quadratic).
+#[cfg(all(debug_assertions, any(test, feature = "self-check")))]
 const CHECKED_REVISIT_EVENTS: usize = 64;
 
 /// What an event does to memory; `rf` and the stores are stamps.
@@ -760,7 +762,8 @@ impl<'a> Grown<'a> {
         let check = !self.plainly_coherent(r, w, rereads, &kept);
         let kept: Vec<usize> = (0..=upto).filter(|&x| kept[x]).collect();
         let (mut plan, mo) = self.build(&kept, rereads, None, check)?;
-        debug_assert!(
+        #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
+        assert!(
             check
                 || kept.len() > CHECKED_REVISIT_EVENTS
                 || self.build(&kept, rereads, None, true).is_some(),
