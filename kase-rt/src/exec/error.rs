@@ -73,6 +73,21 @@ macro_rules! internal_error {
 }
 pub(crate) use internal_error;
 
+/// Runs a costly self-check of kase's (an assertion that a shortcut agrees
+/// with its definition) in kase's own debug test builds only (the
+/// `self-check` feature its tests turn on): a user's build with debug
+/// assertions on would otherwise redo the work the shortcut saves.
+/// `self_check!(assert!(cheap == by_definition));`
+macro_rules! self_check {
+    ($($check:tt)+) => {
+        #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
+        {
+            $($check)+
+        }
+    };
+}
+pub(crate) use self_check;
+
 /// Raises a [`UsageError`] with a `format!` message:
 /// `usage_error!("a model cannot be explored from inside another model")`.
 macro_rules! usage_error {

@@ -17,6 +17,7 @@ mod relation;
 mod tests;
 
 use super::graph::{Access, Graph};
+use crate::exec::error::self_check;
 use relation::Relation;
 
 /// Which RC11 axiom a graph violates.
@@ -100,8 +101,7 @@ struct Relations {
 
 impl Relations {
     fn new(graph: &Graph) -> Self {
-        #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
-        assert_eq!(graph.malformation(), None, "malformed graph");
+        self_check!(assert_eq!(graph.malformation(), None, "malformed graph"));
         let po = po_steps(graph);
         let rf = rf(graph);
         let mo = mo_steps(graph);
@@ -398,15 +398,10 @@ impl<'a> ScbParts<'a> {
         };
         let po_elsewhere = po.mask_rows(false, here);
         let hb_here = relations.hb.mask_rows(true, here);
-        // The masks against the definition, in kase's own tests only (a
-        // user's build with debug assertions on would pay it every check).
-        #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
-        {
+        // The masks against the definition.
+        self_check! {
             assert_eq!(po_elsewhere, po.filter(|a, b| !same_location(graph, a, b)));
-            assert_eq!(
-                hb_here,
-                relations.hb.filter(|a, b| same_location(graph, a, b))
-            );
+            assert_eq!(hb_here, relations.hb.filter(|a, b| same_location(graph, a, b)));
         }
         ScbParts {
             po_elsewhere,

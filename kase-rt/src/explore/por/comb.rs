@@ -1,6 +1,7 @@
 //! Alternatives through a comb ([QPOR, §5, Def. 6]: *Quasi-Optimal Partial
 //! Order Reduction*, Nguyen, Rodríguez, Sousa, Coti and Petrucci, CAV 2018).
 
+use crate::exec::error::self_check;
 use crate::fast_hash::{Map, Set};
 
 use super::names::Name;
@@ -187,12 +188,11 @@ impl Por {
                 let conflicts = self
                     .u
                     .conflicts_with_moved(x, &moved.threads, &moved.objects);
-                #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
-                assert_eq!(
+                self_check!(assert_eq!(
                     conflicts,
                     moved.threads.iter().any(|&m| self.u.conflict(x, m)),
                     "the moved parts of a configuration decide conflict with it"
-                );
+                ));
                 !node.added.iter().any(|&y| self.u.leq(y, x)) && !conflicts
             };
             let entry = entries.entry(b).or_default();
@@ -264,13 +264,12 @@ impl Por {
         let new_in_thread = if self.u.siblings_may_conflict() {
             &same_thread[entry.thread_seen..]
         } else {
-            #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
-            assert!(
+            self_check!(assert!(
                 same_thread[entry.thread_seen..]
                     .iter()
                     .all(|&x| !self.u.immediate_conflict(x, b)),
                 "siblings in immediate conflict though no event has extra predecessors"
-            );
+            ));
             &[]
         };
         // Two accesses that only read commute: met through the object

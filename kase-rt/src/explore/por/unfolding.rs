@@ -4,7 +4,7 @@
 use crate::fast_hash::{Map, Set};
 
 use crate::exec::dependence::{Access, LastAccesses};
-use crate::exec::error::OrInternal;
+use crate::exec::error::{self_check, OrInternal};
 use crate::exec::gate::Gate;
 use crate::exec::{ObjectKind, OpKind, ThreadIdx};
 
@@ -838,11 +838,10 @@ impl Unfolding {
     /// immediate conflict).
     pub(crate) fn immediate_conflict(&self, a: EventId, b: EventId) -> bool {
         let refuted = self.parts_refute_immediate_conflict(a, b);
-        #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
-        assert!(
+        self_check!(assert!(
             !refuted || !self.immediate_conflict_by_definition(a, b),
             "a cheap part refuted the immediate conflict {a} #i {b}"
-        );
+        ));
         !refuted && self.immediate_conflict_by_definition(a, b)
     }
 

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use crate::exec::error::self_check;
 use crate::exec::weak::consistency;
 use crate::exec::weak::graph::{Access, Graph};
 use crate::exec::weak::WeakSummary;
@@ -762,13 +763,12 @@ impl<'a> Grown<'a> {
         let check = !self.plainly_coherent(r, w, rereads, &kept);
         let kept: Vec<usize> = (0..=upto).filter(|&x| kept[x]).collect();
         let (mut plan, mo) = self.build(&kept, rereads, None, check)?;
-        #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
-        assert!(
+        self_check!(assert!(
             check
                 || kept.len() > CHECKED_REVISIT_EVENTS
                 || self.build(&kept, rereads, None, true).is_some(),
             "a revisit taken as consistent without a check is not"
-        );
+        ));
         // The revisited read is added maximally iff it reads the latest
         // store (a revisited read-modify-write's store, added anew, aside).
         let rereads_at = |s: usize| rereads.iter().any(|reread| reread.at == s && s != w);
