@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use super::consistency;
 use super::graph::{Access, Graph, Node};
 use super::history::{HistoryPool, LocationHistory, Rmw, StoreRecord};
-use super::pool::{GraphPool, Spare};
+use super::pool::GraphPool;
 use crate::exec::action::{ObjectIdx, OpKind, ThreadIdx};
 use crate::exec::clock::VectorClock;
 use crate::exec::error::OrInternal;
@@ -787,17 +787,14 @@ impl WeakMemory {
             list.extend(stores.iter().map(|&n| event(n)));
             mo.push(list);
         }
-        self.last_read.clear();
-        self.intents.clear();
-        self.graph_pool.give_state(Spare {
-            locations: std::mem::take(&mut self.locations),
-            thread_nodes: std::mem::take(&mut self.thread_nodes),
-            intents: std::mem::take(&mut self.intents),
-            last_read: std::mem::take(&mut self.last_read),
-            lists: std::mem::take(&mut self.spare_lists),
-            node_lists: std::mem::take(&mut self.spare_node_lists),
-            ..Spare::default()
-        });
+        self.graph_pool.give_state(
+            std::mem::take(&mut self.locations),
+            std::mem::take(&mut self.thread_nodes),
+            std::mem::take(&mut self.intents),
+            std::mem::take(&mut self.last_read),
+            std::mem::take(&mut self.spare_lists),
+            std::mem::take(&mut self.spare_node_lists),
+        );
         WeakSummary {
             rf,
             mo,

@@ -35,6 +35,14 @@ pub(super) struct Spare {
 /// Lists a `GraphPool` keeps at most of each kind.
 const MAX_POOLED_LISTS: usize = 1024;
 
+/// Keeps `list`, emptied, among `lists` (up to `MAX_POOLED_LISTS`).
+fn keep<T>(lists: &mut Vec<Vec<T>>, mut list: Vec<T>) {
+    if lists.len() < MAX_POOLED_LISTS {
+        list.clear();
+        lists.push(list);
+    }
+}
+
 impl GraphPool {
     /// A finished execution's summary, its buffers kept for the next one.
     pub(crate) fn give(&self, summary: WeakSummary) {
@@ -48,14 +56,11 @@ impl GraphPool {
         } = summary;
         let Graph {
             mut events,
-            mo: graph_mo,
+            mo: mut graph_mo,
             mut sw,
         } = graph;
-        for mut list in mo.into_iter().chain(graph_mo) {
-            if spare.lists.len() < MAX_POOLED_LISTS {
-                list.clear();
-                spare.lists.push(list);
-            }
+        for list in mo.into_iter().chain(graph_mo.drain(..)) {
+            keep(&mut spare.lists, list);
         }
         rf.clear();
         initial.clear();
@@ -66,41 +71,39 @@ impl GraphPool {
         spare.initial = initial;
         spare.node_facts = nodes;
         spare.events = events;
+        spare.mo = graph_mo;
         spare.sw = sw;
     }
 
+    /// Everything kept so far, for a new execution.
     pub(super) fn take(&self) -> Spare {
         std::mem::take(&mut *self.0.borrow_mut())
     }
 
-    /// Keeps an ending execution's buffers that its summary does not take.
-    pub(super) fn give_state(&self, state: Spare) {
+    /// Keeps an ending execution's buffers that its summary does not carry
+    /// (`locations` is drained already: its histories have their own pool).
+    pub(super) fn give_state(
+        &self,
+        locations: Vec<Option<Located>>,
+        mut thread_nodes: Vec<Vec<(u32, usize)>>,
+        mut intents: Vec<Option<AtomicIntent>>,
+        mut last_read: crate::fast_hash::Map<(ThreadIdx, ObjectIdx), usize>,
+        lists: Vec<Vec<usize>>,
+        node_lists: Vec<Vec<(u32, usize)>>,
+    ) {
+        debug_assert!(locations.is_empty());
         let mut spare = self.0.borrow_mut();
-        let Spare {
-            locations,
-            mut thread_nodes,
-            intents,
-            last_read,
-            lists,
-            node_lists,
-            mo,
-            ..
-        } = state;
+        for list in thread_nodes.drain(..).chain(node_lists) {
+            keep(&mut spare.node_lists, list);
+        }
+        for list in lists {
+            keep(&mut spare.lists, list);
+        }
+        intents.clear();
+        last_read.clear();
         spare.locations = locations;
+        spare.thread_nodes = thread_nodes;
         spare.intents = intents;
         spare.last_read = last_read;
-        spare.mo = mo;
-        for mut list in thread_nodes.drain(..).chain(node_lists) {
-            if spare.node_lists.len() < MAX_POOLED_LISTS {
-                list.clear();
-                spare.node_lists.push(list);
-            }
-        }
-        spare.thread_nodes = thread_nodes;
-        for list in lists {
-            if spare.lists.len() < MAX_POOLED_LISTS {
-                spare.lists.push(list);
-            }
-        }
     }
 }
