@@ -94,8 +94,7 @@ pub(crate) fn first_difference(first: &[Event], second: &[Event]) -> Option<Stri
     };
     Some(format!(
         "check_determinism: the same schedule ran differently twice. At step {}, the first run did {what_first}, \
-         the second {what_second}. The model depends on something other than the schedule (HashMap \
-         order, time, randomness, thread ids, or std synchronisation inside the model).",
+         the second {what_second}. The model depends on something other than the schedule.",
         at + 1
     ))
 }

@@ -298,8 +298,7 @@ impl Divergence {
         }
         lines.push(
             "The code no longer follows this schedule: it changed since the schedule was recorded, or it \
-             depends on something other than the schedule (time, randomness, HashMap order, \
-             uninstrumented synchronisation)."
+             depends on something other than the schedule."
                 .to_owned(),
         );
         lines.join("\n")

@@ -16,7 +16,8 @@ const DIVERGENCE_CAUSES: &str =
     "kase runs each schedule again from the start and expects the same \
      operations; a model whose path depends on wall-clock time (a timeout or deadline computed \
      from `Instant::now()`, such as `recv_timeout` or `park_timeout` in a loop), randomness, \
-     `HashMap` iteration order or synchronisation kase does not see takes another path. Make the \
+     `HashMap` iteration order, thread ids or addresses used as values, or synchronisation kase \
+     does not see takes another path. Make the \
      path a function of the schedule (in a model, a timeout of zero or one that never expires).";
 
 /// The frames of `backtrace` in user code, innermost first: kase's own,
@@ -290,21 +291,15 @@ impl Failure {
                     None,
                 )
             }
-            Fault::Divergence { message } => {
-                let mut details = vec![message];
-                // An exploration's own re-run diverged (a replay's message
-                // names the causes itself).
-                if details[0].ends_with("depends on something other than the schedule") {
-                    details.push(DIVERGENCE_CAUSES.into());
-                }
-                (
-                    FailureKind::Nondeterminism,
-                    "the model did not follow the schedule it was given:".into(),
-                    details,
-                    None,
-                    None,
-                )
-            }
+            // Every divergence (a re-run while exploring, a replay, the
+            // determinism check) has the same usual causes.
+            Fault::Divergence { message } => (
+                FailureKind::Nondeterminism,
+                "the model did not follow the schedule it was given:".into(),
+                vec![message, DIVERGENCE_CAUSES.into()],
+                None,
+                None,
+            ),
             // An exploration explores again without peeking instead; only a
             // replay of a `kase1p:` schedule or the search for a simpler
             // failure can end here.
