@@ -399,6 +399,17 @@ impl Builder {
         self
     }
 
+    /// Test hook, not part of the API: under
+    /// [`MemoryModel::Rc11`], explore execution graphs from the first
+    /// execution on, as if its first operation were weaker than `SeqCst`
+    /// and concurrent (kase's RC11 oracle compares its graph explorers on
+    /// programs that may be all `SeqCst`).
+    #[doc(hidden)]
+    pub fn __graphs_from_start(mut self) -> Self {
+        self.settings.graphs_from_start = true;
+        self
+    }
+
     /// Used by `#[kase::test]`: the test's module path (`module_path!()`),
     /// function name, crate directory (`CARGO_MANIFEST_DIR` of the crate
     /// under test, the default home of its regression files) and package.

@@ -71,6 +71,9 @@ pub(crate) struct Settings {
     /// Test hook: kase's own code panics with an internal error at this
     /// step of this execution (both 1-based).
     pub internal_error_at: Option<(u64, u64)>,
+    /// Test hook: under RC11, explore execution graphs from the first
+    /// execution on, even if every weak access turns out to be made alone.
+    pub graphs_from_start: bool,
     /// What earlier, discarded explorations of the same call already used
     /// of the budgets (`max_executions`, `max_duration` hold for the whole
     /// call, and messages name the budgets as the user set them).
@@ -120,6 +123,7 @@ impl Default for Settings {
             peeking: DEFAULT_PEEKING,
             memory_model: MemoryModel::default(),
             internal_error_at: None,
+            graphs_from_start: false,
             spent: Spent::default(),
         }
     }

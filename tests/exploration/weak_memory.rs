@@ -653,3 +653,91 @@ fn the_revisit_explorer_takes_locks() {
     let (_, report) = explored(locked_relaxed_adds(8), false);
     assert_eq!(graphs(&report), 12_870, "{report}");
 }
+
+/// Three threads add to one counter (`SeqCst`), main joins them and reads
+/// it with `final_load`, having set it up with `setup` before spawning.
+fn joined_counter(setup: Ordering, final_load: Ordering) -> impl Fn() -> usize + Sync {
+    move || {
+        let v = atomics::<1>();
+        v[0].store(10, setup);
+        let threads: Vec<_> = (0..3)
+            .map(|_| {
+                let v = v.clone();
+                thread::spawn(move || {
+                    v[0].fetch_add(1, SeqCst);
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        v[0].load(final_load)
+    }
+}
+
+#[test]
+fn weak_accesses_made_alone_keep_the_interleavings() {
+    // Before the spawns and after the joins main runs alone: every other
+    // event happens before or after its accesses, so their orderings allow
+    // nothing sequential consistency does not show, and the all-SeqCst
+    // threads stay on the interleaving explorer (3! traces), nothing
+    // discarded.
+    let (seen, report) = outcomes(joined_counter(Relaxed, Relaxed));
+    assert_eq!(seen, BTreeSet::from([13]));
+    assert_eq!(report.graph_exploration(), None, "{report}");
+    assert_eq!(report.discarded_executions(), 0, "{report}");
+    assert_eq!(report.executions(), 6, "{report}");
+    let (_, seq_cst) = outcomes(joined_counter(SeqCst, SeqCst));
+    assert_eq!(seq_cst.executions(), report.executions());
+
+    // A single thread: one execution, whatever its orderings.
+    let single = Builder::new().explore(|| {
+        let v = atomics::<2>();
+        v[0].store(1, Release);
+        v[1].fetch_add(v[0].load(Relaxed), AcqRel);
+        kase::sync::atomic::fence(Acquire);
+        kase::sync::atomic::fence(Release);
+        assert_eq!(v[1].load(Acquire), 1);
+    });
+    assert!(single.failure().is_none(), "{single}");
+    assert_eq!(
+        (single.executions(), single.graph_exploration()),
+        (1, None),
+        "{single}"
+    );
+}
+
+#[test]
+fn a_weak_access_while_another_thread_may_run_moves_to_graphs() {
+    // The same access while a thread is running, or has finished without
+    // being joined, is concurrent with it: graphs.
+    let unjoined = Builder::new().explore(|| {
+        let v = atomics::<1>();
+        let t = {
+            let v = v.clone();
+            thread::spawn(move || v[0].store(1, SeqCst))
+        };
+        while !t.is_finished() {
+            thread::yield_now();
+        }
+        v[0].load(Relaxed);
+        t.join().unwrap();
+    });
+    assert!(unjoined.failure().is_none(), "{unjoined}");
+    assert!(
+        unjoined.graph_exploration().is_some(),
+        "finished but not joined: {unjoined}"
+    );
+    let running = Builder::new().explore(|| {
+        let v = atomics::<1>();
+        let t = {
+            let v = v.clone();
+            thread::spawn(move || v[0].load(Relaxed))
+        };
+        v[0].store(1, SeqCst);
+        t.join().unwrap();
+    });
+    assert!(running.failure().is_none(), "{running}");
+    assert!(running.graph_exploration().is_some(), "{running}");
+    assert_eq!(running.traces(), Some(2), "{running}");
+}

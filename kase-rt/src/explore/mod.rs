@@ -119,8 +119,9 @@ pub enum MemoryModel {
     /// take any consistent place in their location's modification order.
     /// While every atomic access and fence is `SeqCst`, RC11 allows exactly
     /// the interleavings' behaviours and kase explores interleavings (the
-    /// unfolding with peeking); at the first weaker one it discards them
-    /// and explores execution graphs instead
+    /// unfolding with peeking); at the first weaker one made while another
+    /// thread may run (not alone before the first spawn or after the last
+    /// join) it discards them and explores execution graphs instead
     /// ([`Report::graph_exploration`](crate::Report::graph_exploration)
     /// says why): [`Strategy::Por`] runs one execution per graph,
     /// [`Strategy::Exhaustive`] every interleaving with every choice of

@@ -12,8 +12,8 @@ use crate::report::{FailureKind, Report, Saved, Schedule};
 
 use super::search::explore;
 use super::{
-    bounded, exhaustive, minimize, por, revisit, Explorer, GraphExplorer, Runner, Settings,
-    Strategy, Trail,
+    bounded, exhaustive, minimize, por, revisit, Explorer, GraphExplorer, MemoryModel, Runner,
+    Settings, Strategy, Trail,
 };
 
 /// Shows `warning` past the test harness's capture and keeps it in the
@@ -302,13 +302,17 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
             (false, None, Strategy::Por) => Box::<exhaustive::Dfs>::default(),
         }
     };
+    let (mut discarded, mut warnings, mut graphs) = (0, Vec::new(), None);
+    if config.graphs_from_start && config.memory_model == MemoryModel::Rc11 {
+        runner.set_weak(true);
+        graphs = Some("asked for from the first execution on".to_owned());
+    }
     if runner.weak() {
         // Peeking is a reduction for sequential consistency.
         runner.set_peeking(false);
     } else {
         runner.set_peeking(config.peeking);
     }
-    let (mut discarded, mut warnings, mut graphs) = (0, Vec::new(), None);
     let (mut reduced, mut because, mut ordering_yields) = (true, None, false);
     let start = Instant::now();
     loop {

@@ -131,8 +131,8 @@ impl Report {
 
     /// Under [`MemoryModel::Rc11`](crate::MemoryModel::Rc11), why kase
     /// explored execution graphs (its RC11 explorer) rather than
-    /// interleavings: the first atomic access or fence weaker than `SeqCst`,
-    /// and where. `None`: every atomic access was `SeqCst` (interleavings
+    /// interleavings: the first atomic access or fence weaker than `SeqCst`
+    /// made while another thread may run, and where. `None`: every atomic access was `SeqCst` (interleavings
     /// are then exactly RC11's behaviours), or the model is sequentially
     /// consistent.
     pub fn graph_exploration(&self) -> Option<&str> {

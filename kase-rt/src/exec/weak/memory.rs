@@ -368,17 +368,50 @@ impl Execution {
     }
 
     /// Notes, under sequential consistency, an atomic access or fence with
-    /// `order` at `location`: the first one weaker than `SeqCst` means the
-    /// program has behaviours sequential consistency does not show.
+    /// `order` at `location`: the first one weaker than `SeqCst` while
+    /// another thread may run concurrently means the program may have
+    /// behaviours sequential consistency does not show.
+    ///
+    /// One made while the current thread runs alone (every other thread has
+    /// finished and its whole history happens before this point, as after
+    /// a join, and none is waiting to start) is not one: every event of the
+    /// execution is then ordered with it by happens-before (earlier threads'
+    /// through their joins, later ones through their spawns), so coherence
+    /// leaves a load one store to read, the mo-latest of those before it,
+    /// and the orderings it would add are already there. An RC11 graph with
+    /// a weak access that is not alone has an SC prefix, up to the first
+    /// such access, that the interleavings reach, and there the access is
+    /// not alone either (POR-DESIGN.md, "Weak accesses made alone").
     pub(crate) fn note_ordering(
         &mut self,
         order: Ordering,
         what: &str,
         location: &'static std::panic::Location<'static>,
     ) {
-        if order != Ordering::SeqCst && self.weaker_ordering.is_none() && !self.teardown {
+        if order != Ordering::SeqCst
+            && self.weaker_ordering.is_none()
+            && !self.teardown
+            && !self.runs_alone()
+        {
             self.weaker_ordering = Some(format!("{what} with {order:?} at {location}"));
         }
+    }
+
+    /// Whether every thread but the current one has finished with all its
+    /// events happening before the current thread's next one, and no
+    /// spawned thread waits to start.
+    fn runs_alone(&self) -> bool {
+        if !self.unstarted.is_empty() {
+            return false;
+        }
+        let t = self.current;
+        let clock = &self.thread(t).hb.clock;
+        self.threads.iter().flatten().all(|u| {
+            // A thread's visible operation releases its clock, then moves
+            // its own entry on (`perform`): a joiner holds its last
+            // operation's, one less than the thread's final entry.
+            u.idx == t || (u.finished && clock.get(u.idx) + 1 >= u.hb.clock.get(u.idx))
+        })
     }
 
     /// The current thread's next visible operation is an atomic access with

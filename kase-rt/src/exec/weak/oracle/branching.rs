@@ -297,9 +297,16 @@ fn explore(
     explore_threads(
         program.locations,
         threads,
-        strategy,
-        Some(cap),
-        bound,
+        |builder| {
+            let builder = builder
+                .strategy(strategy)
+                .max_executions(cap)
+                .__graphs_from_start();
+            match bound {
+                Some(bound) => builder.preemption_bound(bound),
+                None => builder,
+            }
+        },
         run,
         |outcome| {
             if let Some(boom) = program.boom {

@@ -9,18 +9,30 @@ use crate::sync::{Arc, Mutex};
 use crate::{Builder, MemoryModel, Report, Strategy};
 
 /// Every outcome kase's RC11 exploration of `program` with `strategy`
-/// produces (as the oracle defines them), and its report.
+/// produces (as the oracle defines them), and its report: over execution
+/// graphs from the first execution on.
 pub(super) fn explore(program: &Program, strategy: Strategy) -> (BTreeSet<Vec<u64>>, Report) {
+    explore_with(program, |b| b.strategy(strategy).__graphs_from_start())
+}
+
+/// As [`explore`], but as a user's model runs: over interleavings until an
+/// access weaker than `SeqCst` made while another thread may run (the final
+/// loads are `Relaxed`, made alone after the joins).
+pub(super) fn explore_as_written(program: &Program) -> (BTreeSet<Vec<u64>>, Report) {
+    explore_with(program, |b| b)
+}
+
+fn explore_with(
+    program: &Program,
+    configure: impl FnOnce(Builder) -> Builder,
+) -> (BTreeSet<Vec<u64>>, Report) {
     let perform_all = |cells: &Arc<Vec<AtomicU64>>, _: &Arc<Mutex<()>>, ops: Vec<Op>| {
         ops.iter().filter_map(|&op| perform(cells, op)).collect()
     };
-    let threads = &program.threads;
     explore_threads(
         program.locations,
-        threads,
-        strategy,
-        None,
-        None,
+        &program.threads,
+        configure,
         perform_all,
         |_| {},
     )
@@ -30,8 +42,7 @@ pub(super) fn explore(program: &Program, strategy: Strategy) -> (BTreeSet<Vec<u6
 /// mutex and its part, it returns what it read.
 pub(super) type ThreadBody<T> = fn(&Arc<Vec<AtomicU64>>, &Arc<Mutex<()>>, T) -> Vec<u64>;
 
-/// Explores under RC11 with `strategy` (at most `cap` executions, at most
-/// `bound` preemptions each) a model
+/// Explores under RC11 (with the settings `configure` adds) a model
 /// whose main thread makes `locations` atomics (all 0) and a mutex,
 /// spawns one thread per part running `body` (which returns what it read),
 /// joins them and loads every location; `check` sees each outcome (the
@@ -40,28 +51,13 @@ pub(super) type ThreadBody<T> = fn(&Arc<Vec<AtomicU64>>, &Arc<Mutex<()>>, T) -> 
 pub(super) fn explore_threads<T: Clone + Send + Sync + 'static>(
     locations: u32,
     threads: &[T],
-    strategy: Strategy,
-    cap: Option<u64>,
-    bound: Option<usize>,
+    configure: impl FnOnce(Builder) -> Builder,
     body: ThreadBody<T>,
     check: impl Fn(&[u64]) + Sync,
 ) -> (BTreeSet<Vec<u64>>, Report) {
     let seen = std::sync::Mutex::new(BTreeSet::new());
-    let mut builder = Builder::new()
-        .memory_model(MemoryModel::Rc11)
-        .strategy(strategy);
-    if let Some(cap) = cap {
-        builder = builder.max_executions(cap);
-    }
-    if let Some(bound) = bound {
-        builder = builder.preemption_bound(bound);
-    }
+    let builder = configure(Builder::new().memory_model(MemoryModel::Rc11));
     let report = builder.explore(|| {
-        // A Relaxed load of a location nothing stores to: it makes kase
-        // explore execution graphs from the first execution on even if
-        // every operation of the program is SeqCst (it reads the initial
-        // value, always: no graph more, no outcome changed).
-        AtomicU64::new(0).load(Relaxed);
         let cells: Arc<Vec<AtomicU64>> =
             Arc::new((0..locations).map(|_| AtomicU64::new(0)).collect());
         let lock = Arc::new(Mutex::new(()));
