@@ -168,6 +168,8 @@ pub(crate) struct ObjectState {
     /// Where its handle was at its latest use (0: it has none), to find the
     /// objects a tracked free frees (`exec/heap.rs`).
     pub address: usize,
+    /// The tracked block that address lay in when last looked up.
+    pub block: super::heap::BlockCache,
 }
 
 impl ObjectState {
@@ -181,6 +183,7 @@ impl ObjectState {
             modifications: 0,
             tags: ObjectTags::default(),
             address: 0,
+            block: super::heap::BlockCache::default(),
         };
         state.gate = Gate::initial(state.kind());
         state

@@ -17,11 +17,13 @@
 //! allocation, tracked or not, can take their addresses: an access to an
 //! address in a freed block is always to the freed object.
 
+mod blocks;
 pub(crate) mod mode;
 mod std_alloc;
 
+pub(crate) use blocks::BlockCache;
+
 use std::alloc::Layout;
-use std::collections::BTreeMap;
 use std::panic::Location;
 use std::sync::Arc;
 
@@ -89,7 +91,7 @@ impl Block {
 /// The tracked blocks of one execution, by start address.
 #[derive(Debug, Default)]
 pub(crate) struct Heap {
-    blocks: BTreeMap<usize, Block>,
+    blocks: blocks::Blocks,
     /// Blocks from std's allocator freed while no object in them had been
     /// used, newest last: handed out again first (`reuse`).
     reusable: Vec<usize>,
@@ -111,19 +113,13 @@ struct PendingRace {
 }
 
 impl Heap {
-    /// The block containing `address`, if any.
-    fn block_at(&mut self, address: usize) -> Option<&mut Block> {
-        let (&start, block) = self.blocks.range_mut(..=address).next_back()?;
-        (address < block.end(start)).then_some(block)
-    }
-
     /// Tracks a block just allocated at `start`. Records overlapping it are
     /// stale (an allocator hands out only free memory): their block was
     /// freed where kase does not look (by kase itself, or on another OS
     /// thread), so they go.
     fn insert(&mut self, start: usize, block: Block) {
         let end = block.end(start);
-        while let Some((&s, b)) = self.blocks.range(..end).next_back() {
+        while let Some((s, b)) = self.blocks.last_below(end) {
             if b.end(s) <= start {
                 break;
             }
@@ -138,7 +134,7 @@ impl Drop for Heap {
     /// still allocated are the program's (a leak, or memory a `static` still
     /// points to) and stay allocated.
     fn drop(&mut self) {
-        for (&start, block) in &self.blocks {
+        for (start, block) in self.blocks.iter() {
             if block.freed.is_some() {
                 // SAFETY: the block came from `std::alloc::alloc` with this
                 // layout (`Execution::allocated`) and the program freed it,
@@ -310,7 +306,8 @@ impl Execution {
             .hb
             .clock
             .get(t);
-        let Some(block) = self.heap.block_at(address) else {
+        let cache = &mut self.objects[object.0 as usize].block;
+        let Some(block) = self.heap.blocks.containing(address, cache) else {
             return false;
         };
         let mut access = CellAccess::new(t, write, location);
@@ -328,8 +325,14 @@ impl Execution {
             self.fault.get_or_insert(fault);
             return true;
         }
-        block.accesses.retain(|a| a.thread != t);
-        block.accesses.push(access);
+        match block.accesses.last_mut() {
+            // The same thread again (the usual case): its entry stays last.
+            Some(last) if last.thread == t => *last = access,
+            _ => {
+                block.accesses.retain(|a| a.thread != t);
+                block.accesses.push(access);
+            }
+        }
         false
     }
 
@@ -346,7 +349,7 @@ impl Execution {
             .heap
             .blocks
             .iter()
-            .filter(|(&start, b)| {
+            .filter(|&(start, b)| {
                 b.freed.is_none()
                     && (!b.std
                         || (!b.accesses.is_empty()
