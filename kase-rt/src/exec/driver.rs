@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::action::ThreadIdx;
 use super::continuation::{Body, Continuation, CoroutineThread, Resumed, StackPool, Suspend};
-use super::execution::Execution;
+use super::execution::{Buffers, Execution};
 use super::object::ObjectState;
 use super::panic;
 use super::scheduler::{ChoicePoint, Fault, Limits, Outcome, Scheduler, Stop, WeakPoint};
@@ -292,12 +292,12 @@ pub(crate) fn run(
     scheduler: &mut dyn Scheduler,
     pool: &mut StackPool,
     interner: ThreadInterner,
-    events: Vec<super::Event>,
+    spare: &mut Buffers,
     stamp: u64,
     limits: &Limits,
 ) -> Outcome {
     panic::install_hook();
-    let exec = RefCell::new(Execution::new(stamp, interner, events, limits));
+    let exec = RefCell::new(Execution::new(stamp, interner, spare, limits));
     let mut schedule = Vec::new();
     let mut weak_schedule = Vec::new();
     let mut redundant = false;
@@ -427,6 +427,12 @@ pub(crate) fn run(
         .flatten()
         .filter_map(|t| Some(t.pending?.action))
         .collect();
+    // The objects and threads go now (as they would with the execution),
+    // their vectors stay for the next one.
+    exec.objects.clear();
+    exec.threads.clear();
+    spare.objects = std::mem::take(&mut exec.objects);
+    spare.threads = std::mem::take(&mut exec.threads);
     Outcome {
         events: exec.events,
         pending,

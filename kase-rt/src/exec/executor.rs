@@ -49,7 +49,7 @@ pub(crate) struct Executor {
     /// outcome is not given back leaves a fresh one for the next.
     interner: ThreadInterner,
     /// The last reclaimed execution's event buffer, emptied, for the next.
-    spare_events: Vec<super::Event>,
+    spare: super::execution::Buffers,
     limits: Limits,
     runs: u64,
     _watchdog: Option<Watchdog>,
@@ -72,7 +72,7 @@ impl Executor {
             exploration: Exploration(LiveStamps::open_exploration()),
             pool: StackPool::new(settings.stack_size),
             interner: ThreadInterner::new(),
-            spare_events: Vec::new(),
+            spare: super::execution::Buffers::default(),
             limits: Limits {
                 max_steps: settings.max_steps,
                 spurious_wakeups: settings.spurious_wakeups,
@@ -104,13 +104,12 @@ impl Executor {
         }
         let stamp = LiveStamps::stamp(self.exploration.0, self.runs);
         let interner = std::mem::replace(&mut self.interner, ThreadInterner::new());
-        let events = std::mem::take(&mut self.spare_events);
         driver::run(
             model,
             scheduler,
             &mut self.pool,
             interner,
-            events,
+            &mut self.spare,
             stamp,
             &self.limits,
         )
@@ -131,7 +130,7 @@ impl Executor {
         // Its events' buffer too: the next execution's grows no more.
         let mut events = outcome.events;
         events.clear();
-        self.spare_events = events;
+        self.spare.events = events;
     }
 
     /// Numbers threads afresh from the next execution on (as a schedule
