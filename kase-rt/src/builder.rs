@@ -410,6 +410,15 @@ impl Builder {
         self
     }
 
+    /// Test hook, not part of the API: under [`MemoryModel::Rc11`], the
+    /// fast path of kase's `Once` may read every state coherence allows,
+    /// not only the latest (to check that the latest alone loses nothing).
+    #[doc(hidden)]
+    pub fn __every_read(mut self) -> Self {
+        self.settings.every_read = true;
+        self
+    }
+
     /// Used by `#[kase::test]`: the test's module path (`module_path!()`),
     /// function name, crate directory (`CARGO_MANIFEST_DIR` of the crate
     /// under test, the default home of its regression files) and package.

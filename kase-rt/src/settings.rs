@@ -74,6 +74,9 @@ pub(crate) struct Settings {
     /// Test hook: under RC11, explore execution graphs from the first
     /// execution on, even if every weak access turns out to be made alone.
     pub graphs_from_start: bool,
+    /// Test hook: under RC11, every load may read every store coherence
+    /// allows, `Once`'s fast path included (`Explorer::latest_reads` off).
+    pub every_read: bool,
     /// What earlier, discarded explorations of the same call already used
     /// of the budgets (`max_executions`, `max_duration` hold for the whole
     /// call, and messages name the budgets as the user set them).
@@ -124,6 +127,7 @@ impl Default for Settings {
             memory_model: MemoryModel::default(),
             internal_error_at: None,
             graphs_from_start: false,
+            every_read: false,
             spent: Spent::default(),
         }
     }

@@ -82,6 +82,12 @@ pub struct Execution {
     /// Under sequential consistency: the first atomic access or fence with
     /// an ordering weaker than `SeqCst` (then RC11 allows more).
     pub(super) weaker_ordering: Option<String>,
+    /// Loads marked `latest_only` read the latest store only
+    /// (`Limits::latest_reads`).
+    pub(super) latest_reads: bool,
+    /// Objects whose accesses' order matters both ways under RC11 too
+    /// (`mark_strict`), in the order they were marked.
+    pub(super) strict_objects: Vec<ObjectIdx>,
     /// A yield waited on several objects (`exec/spin`): explorers that
     /// order events by one object each cannot take this model.
     waited_on_several: bool,
@@ -187,6 +193,8 @@ impl Execution {
                 )
             }),
             weaker_ordering: None,
+            latest_reads: limits.latest_reads,
+            strict_objects: Vec::new(),
             waited_on_several: false,
             waited_alone: None,
             repeats: Repeats::default(),
@@ -311,6 +319,24 @@ impl Execution {
         }
         on_first_use();
         idx
+    }
+
+    /// Marks `object` as accessed in an order that matters both ways: an
+    /// explorer that drops, under RC11, the reversal of a read after a
+    /// store (the read could read an older store anyway) keeps it for this
+    /// object, whose reads may read the latest store only (kase's `Once`
+    /// state: `AtomicIntent::latest_only`).
+    pub(crate) fn mark_strict(&mut self, object: ObjectIdx) {
+        let state = &mut self.objects[object.0 as usize];
+        if !state.strict {
+            state.strict = true;
+            self.strict_objects.push(object);
+        }
+    }
+
+    /// The objects [`mark_strict`](Self::mark_strict) marked so far.
+    pub(crate) fn strict_objects(&self) -> &[ObjectIdx] {
+        &self.strict_objects
     }
 
     /// Whether `t` was spawned and has not started.

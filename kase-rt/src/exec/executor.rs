@@ -86,6 +86,7 @@ impl Executor {
                 // Interleavings first; the exploration moves to RC11's
                 // graphs when it must (`explore/pipeline.rs`).
                 weak: false,
+                latest_reads: true,
             },
             runs: 0,
             _watchdog: watchdog,
@@ -157,5 +158,16 @@ impl Executor {
     /// Whether executions run under RC11's graph semantics.
     pub(crate) fn weak(&self) -> bool {
         self.limits.weak
+    }
+
+    /// Whether loads marked `latest_only` read the latest store only
+    /// (`Explorer::latest_reads`).
+    pub(crate) fn set_latest_reads(&mut self, on: bool) {
+        self.limits.latest_reads = on;
+    }
+
+    /// Whether loads marked `latest_only` read the latest store only.
+    pub(crate) fn latest_reads(&self) -> bool {
+        self.limits.latest_reads
     }
 }

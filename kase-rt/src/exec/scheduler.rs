@@ -244,6 +244,9 @@ pub(crate) struct Limits {
     /// Atomics follow Rust's memory model (RC11, `exec/weak`), not
     /// sequential consistency.
     pub weak: bool,
+    /// Under RC11, loads marked `latest_only` read the latest store only
+    /// (`Explorer::latest_reads`).
+    pub latest_reads: bool,
     /// The `psc` verdicts so far in this exploration (`exec/weak`).
     pub psc_memo: super::weak::PscMemo,
     /// Location histories of finished executions, for reuse (`exec/weak`).

@@ -34,7 +34,8 @@
 use crate::exec::clock::VectorClock;
 use crate::exec::dependence::Access;
 use crate::exec::{
-    Action, ByObject, ChoicePoint, Event, OpKind, Outcome, Scheduler, Stop, ThreadIdx, WeakPoint,
+    Action, ByObject, ChoicePoint, Event, ObjectIdx, OpKind, Outcome, Scheduler, Stop, ThreadIdx,
+    WeakPoint,
 };
 
 use super::replay::last_thread;
@@ -186,6 +187,17 @@ pub(crate) struct BoundedDpor {
     reads_new_from: Option<usize>,
     /// Scratch for the threads' pending operations at a choice point.
     pending_buf: Vec<Action>,
+    /// By object index: the object's accesses are ordered both ways even
+    /// under RC11 (`Execution::mark_strict`, kase's `Once` state, whose
+    /// fast path reads the latest store only). Kept across executions: an
+    /// index marked in one is at worst ordered more strictly in another.
+    strict: Vec<bool>,
+}
+
+/// Whether accesses to `object` follow RC11's dependence (`weak` and not
+/// a strict object).
+fn weak_at(strict: &[bool], weak: bool, object: Option<ObjectIdx>) -> bool {
+    weak && !object.is_some_and(|o| strict.get(o.0 as usize).copied().unwrap_or(false))
 }
 
 /// For spins that wait for another thread to run: whether an iteration
@@ -209,6 +221,7 @@ impl BoundedDpor {
         BoundedDpor {
             bound,
             weak,
+            strict: Vec::new(),
             frames: Vec::new(),
             depth: 0,
             preemptions: 0,
@@ -267,8 +280,9 @@ impl BoundedDpor {
                     });
                 }
                 if let Some(object) = event.action.object {
+                    let weak = weak_at(&self.strict, self.weak, Some(object));
                     let touched = self.touched.entry(object);
-                    touch(touched, event.action.kind, self.weak, &mut clock);
+                    touch(touched, event.action.kind, weak, &mut clock);
                     let access = event.action.kind.props().access;
                     self.accesses.entry(object).push((step, access));
                 }
@@ -327,6 +341,7 @@ impl BoundedDpor {
             let Some(list) = self.accesses.get(object) else {
                 continue;
             };
+            let weak = weak_at(&self.strict, self.weak, Some(object));
             let mut race = None;
             for &(s, earlier) in list.iter().rev() {
                 let step = &self.steps[s];
@@ -338,7 +353,7 @@ impl BoundedDpor {
                     // earlier reads, not the earlier stores, which matter
                     // only to other operations than atomic accesses).
                     let covers =
-                        !self.weak || !kind.is_atomic_access() || action.kind.is_atomic_access();
+                        !weak || !kind.is_atomic_access() || action.kind.is_atomic_access();
                     if earlier == Access::Write && covers {
                         break;
                     }
@@ -349,7 +364,7 @@ impl BoundedDpor {
                     continue;
                 }
                 let dependent = !(access == Access::Read && earlier == Access::Read)
-                    && (!self.weak || matters_under_rc11(kind, action.kind));
+                    && (!weak || matters_under_rc11(kind, action.kind));
                 if dependent {
                     race = Some(s);
                     break;
@@ -449,10 +464,11 @@ impl BoundedDpor {
         if self.sleep.is_empty() {
             return;
         }
-        let (weak, yields) = (self.weak, self.yields.is_some());
+        let yields = self.yields.is_some();
         let (accesses, steps) = (&self.accesses, &self.steps);
         for event in &events[from..] {
             let action = event.action;
+            let weak = weak_at(&self.strict, self.weak, action.object);
             self.sleep.retain_mut(|sleeper| {
                 if sleeper.thread == action.thread {
                     return true;
@@ -624,6 +640,13 @@ fn wakes(sleeper: &Action, event: &Action, weak: bool) -> Wake {
 impl Scheduler for BoundedDpor {
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
         let exec = point.execution;
+        for &object in exec.strict_objects() {
+            let i = object.0 as usize;
+            if self.strict.len() <= i {
+                self.strict.resize(i + 1, false);
+            }
+            self.strict[i] = true;
+        }
         if let Some(spin) = exec.repeated() {
             // Ending executions at a repeated state is for searches that
             // try every interleaving: the bounded oracle.

@@ -51,6 +51,9 @@ fn access<R>(
     let location = Location::caller();
     let object = exec::with(|e| {
         let object = e.object(handle, atomic_detail, reset);
+        if intent.strict {
+            e.mark_strict(object);
+        }
         if e.weak_active() {
             e.weak_intent(intent);
         }
@@ -219,7 +222,13 @@ macro_rules! atomic_common {
             #[track_caller]
             #[inline]
             fn access<R>(&self, kind: OpKind, order: Ordering, op: impl FnOnce() -> R, shown: impl FnOnce(&R) -> u64) -> R {
-                let intent = AtomicIntent { order, cas: None };
+                self.access_as(kind, AtomicIntent { order, cas: None, latest_only: false, strict: false }, op, shown)
+            }
+
+            #[track_caller]
+            #[inline]
+            fn access_as<R>(&self, kind: OpKind, intent: AtomicIntent, op: impl FnOnce() -> R, shown: impl FnOnce(&R) -> u64) -> R {
+                let order = intent.order;
                 let get = || $show(self.inner.load(Ordering::Relaxed));
                 let set = |bits: u64| self.inner.store($from(bits), Ordering::Relaxed);
                 let bits = Bits { get: &get, set: &set };
@@ -229,7 +238,7 @@ macro_rules! atomic_common {
             #[track_caller]
             #[inline]
             fn access_cas(&self, current: $int, success: Ordering, failure: Ordering, op: impl FnOnce() -> Result<$int, $int>) -> Result<$int, $int> {
-                let intent = AtomicIntent { order: success, cas: Some((failure, $show(current))) };
+                let intent = AtomicIntent { order: success, cas: Some((failure, $show(current))), latest_only: false, strict: false };
                 let get = || $show(self.inner.load(Ordering::Relaxed));
                 let set = |bits: u64| self.inner.store($from(bits), Ordering::Relaxed);
                 let bits = Bits { get: &get, set: &set };
@@ -296,6 +305,27 @@ macro_rules! atomic_common {
             #[track_caller]
             pub fn load(&self, order: Ordering) -> $int {
                 self.access(OpKind::Load, order, || self.inner.load(order), |v| $show(*v))
+            }
+
+            /// Loads the modification-order-latest value under the
+            /// explorers that allow it (`Explorer::latest_reads`), and marks
+            /// the location strict (`Execution::mark_strict`): kase's own
+            /// `Once`, whose fast path reading an older state only takes its
+            /// slow path to the same end.
+            #[track_caller]
+            #[allow(dead_code)] // used by some of the types only
+            pub(crate) fn load_latest(&self, order: Ordering) -> $int {
+                let intent = AtomicIntent { order, cas: None, latest_only: true, strict: true };
+                self.access_as(OpKind::Load, intent, || self.inner.load(order), |v| $show(*v))
+            }
+
+            /// Loads the value (any store coherence allows, under RC11) and
+            /// marks the location strict, as [`load_latest`](Self::load_latest).
+            #[track_caller]
+            #[allow(dead_code)] // used by some of the types only
+            pub(crate) fn load_strict(&self, order: Ordering) -> $int {
+                let intent = AtomicIntent { order, cas: None, latest_only: false, strict: true };
+                self.access_as(OpKind::Load, intent, || self.inner.load(order), |v| $show(*v))
             }
 
             /// Stores a value.

@@ -124,7 +124,7 @@ impl Once {
         F: FnOnce(),
     {
         let _call = exec::call("call_once", "once");
-        let state = self.state.load(Ordering::SeqCst);
+        let state = self.state.load_latest(Ordering::SeqCst);
         if state & STATE_MASK == COMPLETE {
             return;
         }
@@ -141,7 +141,7 @@ impl Once {
         F: FnOnce(&OnceState),
     {
         let _call = exec::call("call_once_force", "once");
-        let state = self.state.load(Ordering::SeqCst);
+        let state = self.state.load_latest(Ordering::SeqCst);
         if state & STATE_MASK == COMPLETE {
             return;
         }
@@ -154,7 +154,7 @@ impl Once {
     #[track_caller]
     pub fn is_completed(&self) -> bool {
         let _call = exec::call("is_completed", "once");
-        self.state.load(Ordering::SeqCst) & STATE_MASK == COMPLETE
+        self.state.load_strict(Ordering::SeqCst) & STATE_MASK == COMPLETE
     }
 
     /// Blocks until an initialiser has completed.
@@ -165,7 +165,7 @@ impl Once {
     #[track_caller]
     pub fn wait(&self) {
         let _call = exec::call("wait", "once");
-        let state = self.state.load(Ordering::SeqCst);
+        let state = self.state.load_strict(Ordering::SeqCst);
         if state & STATE_MASK != COMPLETE {
             self.wait_until_complete(state, false);
         }
@@ -175,7 +175,7 @@ impl Once {
     #[track_caller]
     pub fn wait_force(&self) {
         let _call = exec::call("wait_force", "once");
-        let state = self.state.load(Ordering::SeqCst);
+        let state = self.state.load_strict(Ordering::SeqCst);
         if state & STATE_MASK != COMPLETE {
             self.wait_until_complete(state, true);
         }
@@ -249,7 +249,7 @@ impl Once {
         // Read again under the lock: the completer notifies only after
         // taking it, so it cannot notify between this check and our wait
         // (a state read before locking may be stale, its wakeup past).
-        let mut state = self.state.load(Ordering::SeqCst);
+        let mut state = self.state.load_strict(Ordering::SeqCst);
         loop {
             if !waiting(state) {
                 return state;
@@ -269,7 +269,7 @@ impl Once {
                 .cvar
                 .wait(guard)
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            state = self.state.load(Ordering::SeqCst);
+            state = self.state.load_strict(Ordering::SeqCst);
         }
     }
 
@@ -284,7 +284,7 @@ impl Once {
     /// built on `Once` that go on to [`call`](Self::call) with it.
     #[track_caller]
     pub(crate) fn load_state(&self) -> u8 {
-        self.state.load(Ordering::SeqCst)
+        self.state.load_latest(Ordering::SeqCst)
     }
 
     /// Whether `state` (from [`load_state`](Self::load_state)) is complete.

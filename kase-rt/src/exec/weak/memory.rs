@@ -29,6 +29,13 @@ pub(crate) struct AtomicIntent {
     pub order: Ordering,
     /// A compare-exchange: its failure ordering and the bits it expects.
     pub cas: Option<(Ordering, u64)>,
+    /// A load that reads the modification-order-latest store only, where
+    /// the explorer allows it (`Limits::latest_reads`): the fast path of
+    /// kase's `Once` (`shim/once.rs`).
+    pub latest_only: bool,
+    /// Its location is accessed in an order that matters both ways
+    /// (`Execution::mark_strict`): kase's `Once` state.
+    pub strict: bool,
 }
 
 /// One way an access can go: read store `id`, or store right after mo
@@ -451,6 +458,14 @@ impl Execution {
             return;
         };
         let history = &located.history;
+        if intent.latest_only && self.latest_reads && kind == OpKind::Load {
+            // The latest store is always readable and consistent (no fr or
+            // mo edge leaves the read).
+            if let Some(&last) = history.mo().last() {
+                out.push(Candidate::Read(last));
+                return;
+            }
+        }
         let clock = &self.thread(t).hb.clock;
         let floor = history.floor(t, clock);
         match kind {
