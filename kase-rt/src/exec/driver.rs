@@ -431,8 +431,12 @@ pub(crate) fn run(
     // their vectors stay for the next one.
     exec.objects.clear();
     exec.threads.clear();
+    exec.enabled_log.clear();
+    exec.atomic_bits.clear();
     spare.objects = std::mem::take(&mut exec.objects);
     spare.threads = std::mem::take(&mut exec.threads);
+    spare.enabled_log = std::mem::take(&mut exec.enabled_log);
+    spare.atomic_bits = std::mem::take(&mut exec.atomic_bits);
     Outcome {
         events: exec.events,
         pending,

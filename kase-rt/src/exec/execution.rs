@@ -104,10 +104,10 @@ pub struct Execution {
     /// Under sequential consistency, once the repeat rule tracks states:
     /// per number of events, the threads enabled at that scheduling point
     /// (`thread_mask`).
-    enabled_log: Vec<u64>,
+    pub(super) enabled_log: Vec<u64>,
     /// Under sequential consistency, each event's atomic location's bits
     /// before and after it (zeros for other events), for `repeats`.
-    atomic_bits: Vec<(u64, u64)>,
+    pub(super) atomic_bits: Vec<(u64, u64)>,
     /// A hash of the execution's events so far, thread by thread: the key
     /// of the repeat rule's decisions.
     trace_hash: u64,
@@ -155,6 +155,8 @@ pub(crate) struct Buffers {
     pub(super) events: Vec<Event>,
     pub(super) objects: Vec<ObjectState>,
     pub(super) threads: Vec<Option<ThreadState>>,
+    pub(super) enabled_log: Vec<u64>,
+    pub(super) atomic_bits: Vec<(u64, u64)>,
 }
 
 impl Execution {
@@ -169,7 +171,10 @@ impl Execution {
         let events = std::mem::take(&mut spare.events);
         let objects = std::mem::take(&mut spare.objects);
         let threads = std::mem::take(&mut spare.threads);
+        let enabled_log = std::mem::take(&mut spare.enabled_log);
+        let atomic_bits = std::mem::take(&mut spare.atomic_bits);
         debug_assert!(events.is_empty() && objects.is_empty() && threads.is_empty());
+        debug_assert!(enabled_log.is_empty() && atomic_bits.is_empty());
         let mut exec = Execution {
             stamp,
             max_steps: limits.max_steps,
@@ -200,8 +205,8 @@ impl Execution {
             repeats: Repeats::default(),
             standings_buf: Vec::new(),
             repeated: None,
-            enabled_log: Vec::new(),
-            atomic_bits: Vec::new(),
+            enabled_log,
+            atomic_bits,
             trace_hash: 0,
             exploring: Exploring::On,
             threads,
