@@ -836,3 +836,35 @@ fn once_fast_paths_read_the_latest_state_and_lose_no_initialiser() {
     let initialisers: BTreeSet<usize> = unbounded.iter().map(|o| o.0).collect();
     assert_eq!(initialisers, BTreeSet::from([0, 1]), "{unbounded:?}");
 }
+
+#[test]
+fn failures_through_a_once_replay_from_their_schedules() {
+    // A `Relaxed` message after a lazy static both threads read: the stale
+    // read fails. The failing execution's schedule, found by the bounded
+    // reduction (latest-only `Once` fast paths) or without a bound, replays
+    // it: a `Once` fast path's choice is recorded whoever explores.
+    use kase::sync::LazyLock;
+    let model = || {
+        static ANSWER: LazyLock<usize> = LazyLock::new(|| 42);
+        let (data, flag) = (atomics::<1>(), atomics::<1>());
+        let t = {
+            let (data, flag) = (data.clone(), flag.clone());
+            thread::spawn(move || {
+                data[0].store(*ANSWER, Relaxed);
+                flag[0].store(1, Relaxed);
+            })
+        };
+        if flag[0].load(Relaxed) == 1 {
+            assert_eq!(data[0].load(Relaxed), *ANSWER, "flag seen, data stale");
+        }
+        t.join().unwrap();
+    };
+    for builder in [Builder::new().preemption_bound(2), Builder::new()] {
+        let report = builder.memory_model(MemoryModel::Rc11).explore(model);
+        let failure = report.failure().expect("the stale read is found");
+        let schedule = failure.schedule().to_string();
+        let again = Builder::new().replay(&schedule).explore(model);
+        let replayed = again.failure().expect("the replay fails the same way");
+        assert_eq!(replayed.message(), failure.message(), "{schedule}: {again}");
+    }
+}

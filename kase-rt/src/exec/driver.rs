@@ -464,6 +464,7 @@ fn choose_weak(
     next: ThreadIdx,
 ) -> Result<Option<usize>, Stop> {
     let explore = e.exploring();
+    let latest_only = e.latest_only(next);
     let Some((sources, after)) = e.weak_sources(next) else {
         return Ok(None);
     };
@@ -477,6 +478,7 @@ fn choose_weak(
         sources,
         after,
         explore,
+        latest_only,
     };
     let k = scheduler.choose_weak(&point)?;
     e.set_weak_choice(k);

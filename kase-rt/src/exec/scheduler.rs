@@ -215,6 +215,10 @@ pub(crate) struct WeakPoint<'a> {
     /// Whether the model wants this choice explored (loom's exploration
     /// controls): if not, explorers take option 0 only.
     pub explore: bool,
+    /// The interleaving explorers take option 0 (the latest store) only:
+    /// kase's `Once` fast path (`AtomicIntent::latest_only`). Not a cut:
+    /// the other options give nothing a program can observe.
+    pub latest_only: bool,
 }
 
 /// Decides which thread runs at each step of an execution.

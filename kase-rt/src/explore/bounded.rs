@@ -765,7 +765,9 @@ impl Scheduler for BoundedDpor {
         if allowed.as_ref().is_some_and(Vec::is_empty) {
             return Err(Stop::Redundant);
         }
-        if point.options <= 1 {
+        if point.options <= 1 || point.latest_only {
+            // (A latest-only read: option 0 is the latest store, which a
+            // load woken by stores may read.)
             return Ok(0);
         }
         if !point.explore {

@@ -121,10 +121,15 @@ impl Dfs {
     /// one in turn, the sequentially consistent one first. Reads-from and
     /// modification-order choices are not preemptions.
     fn choose_weak_at(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
-        let options = match &mut self.canonical {
+        let mut options = match &mut self.canonical {
             Some(canonical) => canonical.weak_options(point.sources),
             None => (0..point.options).collect(),
         };
+        if point.latest_only {
+            // The latest store only (kase's `Once` fast path); redundant if
+            // the canonical reduction has that graph already.
+            options.retain(|&k| k == 0);
+        }
         match options[..] {
             [] => return Err(Stop::Redundant),
             [only] => return Ok(only),
@@ -150,7 +155,6 @@ impl Dfs {
             }
             return Ok(frame.options[frame.next].index());
         }
-        let mut options = options;
         if !point.explore {
             self.cut = true;
             options.truncate(1);

@@ -29,9 +29,11 @@ pub(crate) struct AtomicIntent {
     pub order: Ordering,
     /// A compare-exchange: its failure ordering and the bits it expects.
     pub cas: Option<(Ordering, u64)>,
-    /// A load that reads the modification-order-latest store only, where
-    /// the explorer allows it (`Limits::latest_reads`): the fast path of
-    /// kase's `Once` (`shim/once.rs`).
+    /// A load the interleaving explorers let read the modification-order-
+    /// latest store only (`WeakPoint::latest_only`), where they run
+    /// (`Limits::latest_reads`): the fast path of kase's `Once`
+    /// (`shim/once.rs`). Its other options are still offered, so schedules
+    /// record and replay the same choices whoever explores.
     pub latest_only: bool,
     /// Its location is accessed in an order that matters both ways
     /// (`Execution::mark_strict`): kase's `Once` state.
@@ -421,6 +423,19 @@ impl Execution {
         })
     }
 
+    /// Whether thread `t`'s pending atomic access may read the latest store
+    /// only (`WeakPoint::latest_only`).
+    pub(crate) fn latest_only(&self, t: ThreadIdx) -> bool {
+        self.latest_reads
+            && self
+                .weak()
+                .intents
+                .get(t.index())
+                .copied()
+                .flatten()
+                .is_some_and(|intent| intent.latest_only)
+    }
+
     /// The current thread's next visible operation is an atomic access with
     /// `intent`.
     pub(crate) fn weak_intent(&mut self, intent: AtomicIntent) {
@@ -458,14 +473,6 @@ impl Execution {
             return;
         };
         let history = &located.history;
-        if intent.latest_only && self.latest_reads && kind == OpKind::Load {
-            // The latest store is always readable and consistent (no fr or
-            // mo edge leaves the read).
-            if let Some(&last) = history.mo().last() {
-                out.push(Candidate::Read(last));
-                return;
-            }
-        }
         let clock = &self.thread(t).hb.clock;
         let floor = history.floor(t, clock);
         match kind {
