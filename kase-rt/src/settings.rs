@@ -75,7 +75,7 @@ pub(crate) struct Settings {
     /// execution on, even if every weak access turns out to be made alone.
     pub graphs_from_start: bool,
     /// Test hook: under RC11, every load may read every store coherence
-    /// allows, `Once`'s fast path included (`Explorer::latest_reads` off).
+    /// allows, `Once`'s fast path included (`WeakPoint::latest_only` off).
     pub every_read: bool,
     /// What earlier, discarded explorations of the same call already used
     /// of the budgets (`max_executions`, `max_duration` hold for the whole

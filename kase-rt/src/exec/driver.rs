@@ -427,16 +427,7 @@ pub(crate) fn run(
         .flatten()
         .filter_map(|t| Some(t.pending?.action))
         .collect();
-    // The objects and threads go now (as they would with the execution),
-    // their vectors stay for the next one.
-    exec.objects.clear();
-    exec.threads.clear();
-    exec.enabled_log.clear();
-    exec.atomic_bits.clear();
-    spare.objects = std::mem::take(&mut exec.objects);
-    spare.threads = std::mem::take(&mut exec.threads);
-    spare.enabled_log = std::mem::take(&mut exec.enabled_log);
-    spare.atomic_bits = std::mem::take(&mut exec.atomic_bits);
+    exec.keep_buffers(spare);
     Outcome {
         events: exec.events,
         pending,

@@ -82,9 +82,8 @@ pub struct Execution {
     /// Under sequential consistency: the first atomic access or fence with
     /// an ordering weaker than `SeqCst` (then RC11 allows more).
     pub(super) weaker_ordering: Option<String>,
-    /// Loads marked `latest_only` read the latest store only
-    /// (`Limits::latest_reads`).
-    pub(super) latest_reads: bool,
+    /// Test hook: no load is latest-only (`Limits::every_read`).
+    pub(super) every_read: bool,
     /// Objects whose accesses' order matters both ways under RC11 too
     /// (`mark_strict`), in the order they were marked.
     pub(super) strict_objects: Vec<ObjectIdx>,
@@ -104,10 +103,10 @@ pub struct Execution {
     /// Under sequential consistency, once the repeat rule tracks states:
     /// per number of events, the threads enabled at that scheduling point
     /// (`thread_mask`).
-    pub(super) enabled_log: Vec<u64>,
+    enabled_log: Vec<u64>,
     /// Under sequential consistency, each event's atomic location's bits
     /// before and after it (zeros for other events), for `repeats`.
-    pub(super) atomic_bits: Vec<(u64, u64)>,
+    atomic_bits: Vec<(u64, u64)>,
     /// A hash of the execution's events so far, thread by thread: the key
     /// of the repeat rule's decisions.
     trace_hash: u64,
@@ -153,10 +152,17 @@ struct Admission {
 #[derive(Default)]
 pub(crate) struct Buffers {
     pub(super) events: Vec<Event>,
-    pub(super) objects: Vec<ObjectState>,
-    pub(super) threads: Vec<Option<ThreadState>>,
-    pub(super) enabled_log: Vec<u64>,
-    pub(super) atomic_bits: Vec<(u64, u64)>,
+    objects: Vec<ObjectState>,
+    threads: Vec<Option<ThreadState>>,
+    enabled_log: Vec<u64>,
+    atomic_bits: Vec<(u64, u64)>,
+}
+
+/// `v`'s buffer, emptied (its elements dropped now), leaving `v` empty.
+fn emptied<T>(v: &mut Vec<T>) -> Vec<T> {
+    let mut v = std::mem::take(v);
+    v.clear();
+    v
 }
 
 impl Execution {
@@ -198,7 +204,7 @@ impl Execution {
                 )
             }),
             weaker_ordering: None,
-            latest_reads: limits.latest_reads,
+            every_read: limits.every_read,
             strict_objects: Vec::new(),
             waited_on_several: false,
             waited_alone: None,
@@ -326,15 +332,25 @@ impl Execution {
         idx
     }
 
+    /// Gives the execution's growable buffers to `spare`, emptied, for the
+    /// next execution (the events go with the outcome and come back through
+    /// `Executor::reclaim`). Its objects and threads are dropped here, as
+    /// they would be with the execution.
+    pub(super) fn keep_buffers(&mut self, spare: &mut Buffers) {
+        spare.objects = emptied(&mut self.objects);
+        spare.threads = emptied(&mut self.threads);
+        spare.enabled_log = emptied(&mut self.enabled_log);
+        spare.atomic_bits = emptied(&mut self.atomic_bits);
+    }
+
     /// Marks `object` as accessed in an order that matters both ways: an
     /// explorer that drops, under RC11, the reversal of a read after a
     /// store (the read could read an older store anyway) keeps it for this
     /// object, whose reads may read the latest store only (kase's `Once`
     /// state: `AtomicIntent::latest_only`).
     pub(crate) fn mark_strict(&mut self, object: ObjectIdx) {
-        let state = &mut self.objects[object.0 as usize];
-        if !state.strict {
-            state.strict = true;
+        // A handful at most (one per `Once` used).
+        if !self.strict_objects.contains(&object) {
             self.strict_objects.push(object);
         }
     }

@@ -29,6 +29,8 @@ pub(crate) struct ExecutorSettings {
     pub watchdog: Option<Duration>,
     /// The test being explored, named by the watchdog.
     pub test: Option<String>,
+    /// Test hook: no load is latest-only (`Builder::__every_read`).
+    pub every_read: bool,
 }
 
 /// Ends the exploration's stamps even if the model panics out of it.
@@ -86,7 +88,7 @@ impl Executor {
                 // Interleavings first; the exploration moves to RC11's
                 // graphs when it must (`explore/pipeline.rs`).
                 weak: false,
-                latest_reads: true,
+                every_read: settings.every_read,
             },
             runs: 0,
             _watchdog: watchdog,
@@ -158,16 +160,5 @@ impl Executor {
     /// Whether executions run under RC11's graph semantics.
     pub(crate) fn weak(&self) -> bool {
         self.limits.weak
-    }
-
-    /// Whether loads marked `latest_only` read the latest store only
-    /// (`Explorer::latest_reads`).
-    pub(crate) fn set_latest_reads(&mut self, on: bool) {
-        self.limits.latest_reads = on;
-    }
-
-    /// Whether loads marked `latest_only` read the latest store only.
-    pub(crate) fn latest_reads(&self) -> bool {
-        self.limits.latest_reads
     }
 }

@@ -170,8 +170,6 @@ pub(crate) struct ObjectState {
     pub address: usize,
     /// The tracked block that address lay in when last looked up.
     pub block: super::heap::BlockCache,
-    /// Its accesses' order matters both ways (`Execution::mark_strict`).
-    pub strict: bool,
 }
 
 impl ObjectState {
@@ -186,7 +184,6 @@ impl ObjectState {
             tags: ObjectTags::default(),
             address: 0,
             block: super::heap::BlockCache::default(),
-            strict: false,
         };
         state.gate = Gate::initial(state.kind());
         state

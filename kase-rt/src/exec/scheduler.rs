@@ -217,7 +217,10 @@ pub(crate) struct WeakPoint<'a> {
     pub explore: bool,
     /// The interleaving explorers take option 0 (the latest store) only:
     /// kase's `Once` fast path (`AtomicIntent::latest_only`). Not a cut:
-    /// the other options give nothing a program can observe.
+    /// the other options give nothing a program can observe. The revisit
+    /// explorer, which orders accesses by reads-from alone, takes them all
+    /// (a revisit of an older read is how a later thread claims the
+    /// `Once`), and replays follow their schedule.
     pub latest_only: bool,
 }
 
@@ -248,9 +251,9 @@ pub(crate) struct Limits {
     /// Atomics follow Rust's memory model (RC11, `exec/weak`), not
     /// sequential consistency.
     pub weak: bool,
-    /// Under RC11, loads marked `latest_only` read the latest store only
-    /// (`Explorer::latest_reads`).
-    pub latest_reads: bool,
+    /// Test hook (`Builder::__every_read`): no load is latest-only
+    /// (`WeakPoint::latest_only` always false).
+    pub every_read: bool,
     /// The `psc` verdicts so far in this exploration (`exec/weak`).
     pub psc_memo: super::weak::PscMemo,
     /// Location histories of finished executions, for reuse (`exec/weak`).

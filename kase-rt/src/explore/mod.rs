@@ -181,17 +181,6 @@ pub(crate) trait Explorer: Scheduler {
     /// exploration finished; `Err`: the execution did not follow its schedule.
     fn advance(&mut self, outcome: &Outcome) -> Result<bool, String>;
 
-    /// Under RC11, whether the fast path of kase's `Once` may read only the
-    /// latest state (`AtomicIntent::latest_only`): true for the explorers
-    /// that try every order of the threads' accesses (an older state only
-    /// sends that path the long way to the same end). Not for the revisit
-    /// explorer, which orders accesses by reads-from alone: there the read
-    /// of an older state is what lets a later thread claim the
-    /// initialisation.
-    fn latest_reads(&self) -> bool {
-        true
-    }
-
     /// Whether it is a reduction (runs fewer executions than there are
     /// interleavings), which then counts no traces of its own.
     fn reduces(&self) -> bool {

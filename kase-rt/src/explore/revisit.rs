@@ -291,12 +291,6 @@ impl Scheduler for Revisit {
 }
 
 impl Explorer for Revisit {
-    /// Every store coherence allows, for every read: a revisit of an older
-    /// read is how a later thread's access comes first.
-    fn latest_reads(&self) -> bool {
-        false
-    }
-
     fn advance(&mut self, outcome: &Outcome) -> Result<bool, String> {
         self.scan(&outcome.events);
         self.redundant += u64::from(outcome.redundant);

@@ -143,6 +143,7 @@ impl<'m> Runner<'m> {
             stack_size: settings.stack_size,
             watchdog: settings.watchdog,
             test: crate::stderr::test_name(settings.test.as_ref().map(|t| t.full_name())),
+            every_read: settings.every_read,
         });
         Runner {
             model,
@@ -202,12 +203,6 @@ impl<'m> Runner<'m> {
         self.executor.set_weak(on);
     }
 
-    /// Whether loads marked `latest_only` read the latest store only, for
-    /// the explorer about to run (`Explorer::latest_reads`).
-    pub(crate) fn set_latest_reads(&mut self, on: bool) {
-        self.executor.set_latest_reads(on);
-    }
-
     /// Whether executions run under RC11's graph semantics.
     pub(crate) fn weak(&self) -> bool {
         self.executor.weak()
@@ -231,14 +226,9 @@ impl<'m> Runner<'m> {
         let (peeking, weak) = (self.executor.peeking(), self.executor.weak());
         self.executor.set_peeking(schedule.peeking());
         self.executor.set_weak(schedule.rc11());
-        // Every store offered, latest first: a schedule recorded with
-        // latest-only reads chose the first, the same one.
-        let latest_reads = self.executor.latest_reads();
-        self.executor.set_latest_reads(false);
         let mut outcome = self.execute(&mut replay);
         self.executor.set_peeking(peeking);
         self.executor.set_weak(weak);
-        self.executor.set_latest_reads(latest_reads);
         let next = replay.advance(&outcome);
         if let Err(message) = next {
             if outcome.fault.is_none() {

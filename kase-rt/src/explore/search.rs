@@ -43,7 +43,6 @@ pub(super) fn explore(
         .max_duration
         .map(|max| start + max.saturating_sub(spent.time));
     explorer.set_deadline(deadline);
-    runner.set_latest_reads(explorer.latest_reads() && !config.every_read);
     // Signs that kase cannot see the model, from its first execution.
     let mut unseen = Vec::new();
     let test = config.test.as_ref().map(|t| t.full_name());

@@ -307,11 +307,12 @@ macro_rules! atomic_common {
                 self.access(OpKind::Load, order, || self.inner.load(order), |v| $show(*v))
             }
 
-            /// Loads the modification-order-latest value under the
-            /// explorers that allow it (`Explorer::latest_reads`), and marks
-            /// the location strict (`Execution::mark_strict`): kase's own
-            /// `Once`, whose fast path reading an older state only takes its
-            /// slow path to the same end.
+            /// Loads the value, offering every store coherence allows, of
+            /// which the interleaving explorers take the latest only
+            /// (`WeakPoint::latest_only`), and marks the location strict
+            /// (`Execution::mark_strict`): kase's own `Once`, whose fast path
+            /// reading an older state only takes its slow path to the same
+            /// end.
             #[track_caller]
             #[allow(dead_code)] // used by some of the types only
             pub(crate) fn load_latest(&self, order: Ordering) -> $int {

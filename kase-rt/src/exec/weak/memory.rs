@@ -30,10 +30,9 @@ pub(crate) struct AtomicIntent {
     /// A compare-exchange: its failure ordering and the bits it expects.
     pub cas: Option<(Ordering, u64)>,
     /// A load the interleaving explorers let read the modification-order-
-    /// latest store only (`WeakPoint::latest_only`), where they run
-    /// (`Limits::latest_reads`): the fast path of kase's `Once`
-    /// (`shim/once.rs`). Its other options are still offered, so schedules
-    /// record and replay the same choices whoever explores.
+    /// latest store only (`WeakPoint::latest_only`): the fast path of
+    /// kase's `Once` (`shim/once.rs`). Its other options are still offered,
+    /// so schedules record and replay the same choices whoever explores.
     pub latest_only: bool,
     /// Its location is accessed in an order that matters both ways
     /// (`Execution::mark_strict`): kase's `Once` state.
@@ -426,7 +425,7 @@ impl Execution {
     /// Whether thread `t`'s pending atomic access may read the latest store
     /// only (`WeakPoint::latest_only`).
     pub(crate) fn latest_only(&self, t: ThreadIdx) -> bool {
-        self.latest_reads
+        !self.every_read
             && self
                 .weak()
                 .intents

@@ -43,36 +43,37 @@ fn keep<T>(lists: &mut Vec<Vec<T>>, mut list: Vec<T>) {
     }
 }
 
+/// `v` emptied, its capacity kept.
+fn cleared<T>(mut v: Vec<T>) -> Vec<T> {
+    v.clear();
+    v
+}
+
 impl GraphPool {
     /// A finished execution's summary, its buffers kept for the next one.
     pub(crate) fn give(&self, summary: WeakSummary) {
         let mut spare = self.0.borrow_mut();
         let WeakSummary {
-            mut rf,
+            rf,
             mo,
             graph,
-            mut initial,
-            mut nodes,
+            initial,
+            nodes,
         } = summary;
         let Graph {
-            mut events,
+            events,
             mo: mut graph_mo,
-            mut sw,
+            sw,
         } = graph;
         for list in mo.into_iter().chain(graph_mo.drain(..)) {
             keep(&mut spare.lists, list);
         }
-        rf.clear();
-        initial.clear();
-        nodes.clear();
-        events.clear();
-        sw.clear();
-        spare.rf = rf;
-        spare.initial = initial;
-        spare.node_facts = nodes;
-        spare.events = events;
+        spare.rf = cleared(rf);
+        spare.initial = cleared(initial);
+        spare.node_facts = cleared(nodes);
+        spare.events = cleared(events);
         spare.mo = graph_mo;
-        spare.sw = sw;
+        spare.sw = cleared(sw);
     }
 
     /// Everything kept so far, for a new execution.
@@ -86,7 +87,7 @@ impl GraphPool {
         &self,
         locations: Vec<Option<Located>>,
         mut thread_nodes: Vec<Vec<(u32, usize)>>,
-        mut intents: Vec<Option<AtomicIntent>>,
+        intents: Vec<Option<AtomicIntent>>,
         mut last_read: crate::fast_hash::Map<(ThreadIdx, ObjectIdx), usize>,
         lists: Vec<Vec<usize>>,
         node_lists: Vec<Vec<(u32, usize)>>,
@@ -99,11 +100,10 @@ impl GraphPool {
         for list in lists {
             keep(&mut spare.lists, list);
         }
-        intents.clear();
         last_read.clear();
         spare.locations = locations;
         spare.thread_nodes = thread_nodes;
-        spare.intents = intents;
+        spare.intents = cleared(intents);
         spare.last_read = last_read;
     }
 }
