@@ -10,6 +10,7 @@
 //! execution costs a quadratic, not a cubic), and `psc` is empty without a
 //! `SeqCst` event.
 
+mod newest;
 #[cfg(test)]
 mod reference;
 mod relation;
@@ -18,6 +19,7 @@ mod tests;
 
 use super::graph::{Access, Graph};
 use crate::exec::error::self_check;
+pub(crate) use newest::seq_cst_consistent_with_newest;
 use relation::Relation;
 
 /// Which RC11 axiom a graph violates.

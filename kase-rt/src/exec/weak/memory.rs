@@ -538,7 +538,7 @@ impl Execution {
             weak.psc_memo.decide(key, || {
                 let mut graph = weak.graph.clone();
                 WeakMemory::add(&mut graph, node, mo_index, sw);
-                consistency::seq_cst_consistent(&graph)
+                consistency::seq_cst_consistent_with_newest(&graph)
             })
         });
     }
