@@ -188,10 +188,76 @@ impl OpProps {
     }
 }
 
+/// Every operation kind, in declaration order (`OpKind as usize`).
+const ALL_KINDS: [OpKind; 38] = [
+    OpKind::Load,
+    OpKind::Store,
+    OpKind::Rmw,
+    OpKind::CompareExchange,
+    OpKind::Lock,
+    OpKind::TryLock,
+    OpKind::Unlock,
+    OpKind::IsPoisoned,
+    OpKind::ClearPoison,
+    OpKind::Spawn,
+    OpKind::Join,
+    OpKind::IsFinished,
+    OpKind::Exit,
+    OpKind::Yield,
+    OpKind::Fence,
+    OpKind::ReadLock,
+    OpKind::TryReadLock,
+    OpKind::ReadUnlock,
+    OpKind::Downgrade,
+    OpKind::CondvarWait,
+    OpKind::CondvarWake,
+    OpKind::CondvarWakeOrTimeout,
+    OpKind::NotifyOne,
+    OpKind::NotifyAll,
+    OpKind::Park,
+    OpKind::ParkTimeout,
+    OpKind::Unpark,
+    OpKind::PeekLock,
+    OpKind::PeekUnlock,
+    OpKind::Upgrade,
+    OpKind::DataRead,
+    OpKind::DataWrite,
+    OpKind::PeekReadLock,
+    OpKind::PeekReadUnlock,
+    OpKind::ReadUpgrade,
+    OpKind::SharedLock,
+    OpKind::SharedTryLock,
+    OpKind::SharedUnlock,
+];
+
+/// [`OpKind::classify`] of every kind, by `OpKind as usize`.
+const PROPS: [OpProps; ALL_KINDS.len()] = {
+    let mut table = [OpKind::Load.classify(); ALL_KINDS.len()];
+    let mut i = 0;
+    while i < ALL_KINDS.len() {
+        table[i] = ALL_KINDS[i].classify();
+        i += 1;
+    }
+    table
+};
+
 impl OpKind {
-    /// The properties of this operation kind. This table is the only place
-    /// that classifies operations; see the variants' docs for what each is.
-    pub const fn props(self) -> OpProps {
+    /// The properties of this operation kind (see the variants' docs for
+    /// what each is), looked up: schedulers ask for them several times per
+    /// step.
+    #[inline]
+    pub fn props(self) -> OpProps {
+        // A kind missing from the table (added since) is classified anew;
+        // the test below keeps the table in declaration order.
+        match PROPS.get(self as usize) {
+            Some(props) => *props,
+            None => self.classify(),
+        }
+    }
+
+    /// The table behind [`props`](Self::props): the only place that
+    /// classifies operations.
+    const fn classify(self) -> OpProps {
         use Access::{Read as R, Write as W};
         use Acquires as A;
         use PureBoundary as P;
@@ -476,6 +542,17 @@ impl<T> std::ops::Deref for Immediate<T> {
 mod tests {
     use super::*;
     use OpKind::*;
+
+    #[test]
+    fn the_props_table_lists_every_kind_in_declaration_order() {
+        for (i, kind) in ALL_KINDS.iter().enumerate() {
+            assert_eq!(*kind as usize, i, "{kind:?} out of place in ALL_KINDS");
+            assert_eq!(kind.props(), kind.classify());
+        }
+        // The last declared kind ends the table (one added after it would
+        // be classified anew on every call).
+        assert_eq!(SharedUnlock as usize + 1, ALL_KINDS.len());
+    }
 
     #[test]
     fn only_reads_commute() {
