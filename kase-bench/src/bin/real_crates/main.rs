@@ -16,8 +16,9 @@
 //! each copy's loom test target the way the crate's CI runs it
 //! (`cargo test --release --no-run`, one target directory per variant),
 //! runs each test of the binary alone (`--exact NAME --test-threads=1
-//! --nocapture`) under a timeout (default 300 s per test), and times those
-//! runs alone. With `--out FILE` the table
+//! --nocapture`) under a timeout (default 300 s per test), under each tool
+//! in turn, and times those runs alone (`run_side_by_side`). With `--out
+//! FILE` the table
 //! replaces the section "Real crates' loom suites" of FILE.
 //!
 //! With `--mutants` it runs the injected bugs of `mutants.rs` instead:
@@ -184,13 +185,7 @@ fn main() {
     }
     let mut results = Vec::new();
     for suite in &suites {
-        let mut runs = BTreeMap::new();
-        for variant in VARIANTS {
-            eprintln!("== {} {} under {variant}", suite.name, suite.version);
-            let run = run_suite(suite, variant, &work, options.timeout);
-            runs.insert(variant, run);
-        }
-        results.push((*suite, runs));
+        results.push((*suite, run_side_by_side(suite, &work, options.timeout)));
     }
     let md = table(&results, options.timeout);
     print!("{md}");
@@ -359,9 +354,104 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Builds and runs one variant of `suite`.
-fn run_suite(suite: &Suite, variant: &str, work: &Path, timeout: Duration) -> Run {
-    let dir = work.join(format!("{}-{variant}", suite.name));
+/// Builds and runs one variant of `suite` (the mutants' runs: their
+/// verdicts, not their times, are compared).
+pub(crate) fn run_suite(suite: &Suite, variant: &str, work: &Path, timeout: Duration) -> Run {
+    let (mut run, tests) = build(suite, variant, work);
+    let dir = variant_dir(suite, variant, work);
+    let mut total = Duration::ZERO;
+    for (exe, name) in &tests {
+        let first = run_binary(exe, name, &dir, suite, timeout);
+        total += record(&mut run, name, first);
+    }
+    run.time = Some(total);
+    run
+}
+
+/// Builds both variants of `suite`, then runs each test under both tools
+/// in turn, so that neither tool's runs meet the other's build or a
+/// different spell of the machine's load: a passing test that took under
+/// `SHORT` runs `SHORT_RUNS` times under each tool, alternately, and
+/// counts its median time.
+fn run_side_by_side(suite: &Suite, work: &Path, timeout: Duration) -> BTreeMap<&'static str, Run> {
+    let mut built: Vec<(&'static str, Run, Vec<Test>)> = VARIANTS
+        .iter()
+        .map(|&variant| {
+            eprintln!("== {} {} under {variant}", suite.name, suite.version);
+            let (run, tests) = build(suite, variant, work);
+            (variant, run, tests)
+        })
+        .collect();
+    // The binaries just written are flushed before anything is timed.
+    let _ = Command::new("sync").status();
+    let mut names: Vec<String> = Vec::new();
+    for (_, _, tests) in &built {
+        for (_, name) in tests {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+    }
+    let mut totals = vec![Duration::ZERO; built.len()];
+    for name in &names {
+        // Each tool's first run, whose output counts; the times of a test
+        // that runs again, by tool (`None`: its time is counted already).
+        let mut repeated: Vec<Option<Vec<Duration>>> = vec![None; built.len()];
+        for (i, (variant, run, tests)) in built.iter_mut().enumerate() {
+            let Some((exe, _)) = tests.iter().find(|(_, n)| n == name) else {
+                continue;
+            };
+            let dir = variant_dir(suite, variant, work);
+            let time = record(run, name, run_binary(exe, name, &dir, suite, timeout));
+            // Only a passing test runs again: a failing one under kase
+            // replays its saved schedule at once the second time.
+            if run.tests[name].passed == Some(true) && time < SHORT {
+                repeated[i] = Some(vec![time]);
+            } else {
+                totals[i] += time;
+            }
+        }
+        for _ in 1..SHORT_RUNS {
+            for ((variant, _, tests), times) in built.iter().zip(repeated.iter_mut()) {
+                let (Some(times), Some((exe, _))) =
+                    (times.as_mut(), tests.iter().find(|(_, n)| n == name))
+                else {
+                    continue;
+                };
+                let dir = variant_dir(suite, variant, work);
+                times.push(run_binary(exe, name, &dir, suite, timeout).1);
+            }
+        }
+        for (total, times) in totals.iter_mut().zip(repeated) {
+            if let Some(mut times) = times {
+                times.sort();
+                *total += times[times.len() / 2];
+            }
+        }
+    }
+    built
+        .into_iter()
+        .zip(totals)
+        .map(|((variant, mut run, _), total)| {
+            run.time = run.built.is_ok().then_some(total);
+            (variant, run)
+        })
+        .collect()
+}
+
+/// A test to run: its binary and its name.
+type Test = (String, String);
+
+/// Where `variant`'s copy of `suite` lives.
+fn variant_dir(suite: &Suite, variant: &str, work: &Path) -> PathBuf {
+    work.join(format!("{}-{variant}", suite.name))
+}
+
+/// Builds one variant of `suite`: its run so far (the loom version, or
+/// the first error if it does not compile) and its tests, each with its
+/// binary.
+fn build(suite: &Suite, variant: &str, work: &Path) -> (Run, Vec<Test>) {
+    let dir = variant_dir(suite, variant, work);
     let target = work.join(format!("target-{variant}"));
     let configure = |command: &mut Command| {
         command
@@ -387,10 +477,11 @@ fn run_suite(suite: &Suite, variant: &str, work: &Path, timeout: Duration) -> Ru
             .unwrap_or("build failed")
             .to_owned();
         eprintln!("{stderr}");
-        return Run {
+        let run = Run {
             built: Err(first),
             ..Run::new()
         };
+        return (run, Vec::new());
     }
     let executables: Vec<String> = kase_bench::real_crates::json_strings(&stdout, "executable");
     let mut run = Run::new();
@@ -401,56 +492,45 @@ fn run_suite(suite: &Suite, variant: &str, work: &Path, timeout: Duration) -> Ru
             .into_iter()
             .map(|v| format!("kase-loom {v}")),
     );
-    let mut total = Duration::ZERO;
+    // One run per test, so that a test that hits the timeout does not
+    // keep the others from running.
+    let mut tests = Vec::new();
     for exe in executables {
         let list = Command::new(&exe)
             .current_dir(&dir)
             .arg("--list")
             .output()
             .expect("list the tests");
-        // One run per test, so that a test that hits the timeout does not
-        // keep the others from running.
         for name in listed_tests(&String::from_utf8_lossy(&list.stdout)) {
-            let (output, time, status, timed_out) = run_binary(&exe, &name, &dir, suite, timeout);
-            print!("{output}");
-            let outcome = parse_test_output(&output).remove(&name).unwrap_or_default();
-            // Only a passing test runs again: a failing one under kase
-            // replays its saved schedule at once the second time.
-            total += if outcome.passed == Some(true) {
-                typical_time(time, || run_binary(&exe, &name, &dir, suite, timeout).1)
-            } else {
-                time
-            };
-            if timed_out {
-                run.timed_out.push(name.clone());
-            } else if let (Some(status), None, false) = (status, outcome.passed, outcome.ignored) {
-                // Neither passed nor failed: the binary crashed.
-                run.status.push(format!("`{name}` crashed: {status}"));
-            }
-            run.tests.insert(name, outcome);
+            tests.push((exe.clone(), name));
         }
     }
-    run.time = Some(total);
-    run
+    (run, tests)
 }
 
-/// A short test's time is mostly the process's start and the machine's
-/// noise (a few milliseconds either way): such a test, if it passed, runs `SHORT_RUNS`
-/// times in all and counts its median time, the same for both tools.
+/// Records a test's first run (`run_binary`'s result) in `run`; its time.
+fn record(
+    run: &mut Run,
+    name: &str,
+    (output, time, status, timed_out): (String, Duration, Option<String>, bool),
+) -> Duration {
+    print!("{output}");
+    let outcome = parse_test_output(&output).remove(name).unwrap_or_default();
+    if timed_out {
+        run.timed_out.push(name.to_owned());
+    } else if let (Some(status), None, false) = (status, outcome.passed, outcome.ignored) {
+        // Neither passed nor failed: the binary crashed.
+        run.status.push(format!("`{name}` crashed: {status}"));
+    }
+    run.tests.insert(name.to_owned(), outcome);
+    time
+}
+
+/// A passing test that took less is mostly the process's start and the
+/// machine's noise (a few milliseconds either way): it runs `SHORT_RUNS`
+/// times under each tool and counts its median time.
 const SHORT: Duration = Duration::from_secs(1);
 const SHORT_RUNS: usize = 5;
-
-/// `first`, or for a short test the median of it and `SHORT_RUNS - 1` more
-/// runs' times (`again`).
-fn typical_time(first: Duration, mut again: impl FnMut() -> Duration) -> Duration {
-    if first >= SHORT {
-        return first;
-    }
-    let mut times = vec![first];
-    times.extend((1..SHORT_RUNS).map(|_| again()));
-    times.sort();
-    times[times.len() / 2]
-}
 
 /// Runs one test of a test binary as cargo would (in the package's directory), with its
 /// stdout and stderr in one file so that their lines stay in order; kills it
@@ -692,10 +772,11 @@ fn section(command: &str, md: &str, suites: &[&Suite]) -> String {
          Both are built with `cargo test --release --no-run` and the loom target(s) and \
          features of the crate's CI; then each test of the binary runs alone (`--exact NAME \
          --test-threads=1 --nocapture`, the CI's variables), killed after the timeout, so that \
-         one long test does not hide the others. *time* is the sum of those runs' wall times \
-         (no compilation; `>` if a test was killed, its time counted up to the kill; a test \
-         that passed in under a second runs five times and counts its median, as process start and \
-         machine noise are most of its time). \
+         one long test does not hide the others, under one tool and then the other. *time* is \
+         the sum of those runs' wall times (no compilation; `>` if a test was killed, its time \
+         counted up to the kill). A test that passed in under a second runs five times under \
+         each tool, the tools taking turns, and counts its median time: process start and the \
+         machine's noise are most of such a test's time. \
          *executions* sum the tool's own count over the suite's models: kase's summary line \
          (`KASE_PROGRESS=1`; for a killed test, the executions done so far, from its last \
          progress line, and `≥`), loom's \"Completed in N iterations\" \
