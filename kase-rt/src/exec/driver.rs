@@ -298,8 +298,8 @@ pub(crate) fn run(
 ) -> Outcome {
     panic::install_hook();
     let exec = RefCell::new(Execution::new(stamp, interner, spare, limits));
-    let mut schedule = Vec::new();
-    let mut weak_schedule = Vec::new();
+    let mut schedule = std::mem::take(&mut spare.schedule);
+    let mut weak_schedule = std::mem::take(&mut spare.weak_schedule);
     let mut redundant = false;
     EXECUTION.set(&exec, || {
         let watch = exec.borrow().watch.clone();

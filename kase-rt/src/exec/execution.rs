@@ -152,6 +152,9 @@ struct Admission {
 #[derive(Default)]
 pub(crate) struct Buffers {
     pub(super) events: Vec<Event>,
+    /// The thread and store choices an execution records (`Outcome`).
+    pub(super) schedule: Vec<ThreadIdx>,
+    pub(super) weak_schedule: Vec<usize>,
     objects: Vec<ObjectState>,
     threads: Vec<Option<ThreadState>>,
     enabled_log: Vec<u64>,

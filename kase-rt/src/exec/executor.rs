@@ -130,10 +130,17 @@ impl Executor {
         if let Some(summary) = outcome.weak {
             self.limits.graph_pool.give(summary);
         }
-        // Its events' buffer too: the next execution's grows no more.
+        // Its events' and choices' buffers too: the next execution's grow
+        // no more.
         let mut events = outcome.events;
         events.clear();
         self.spare.events = events;
+        let mut schedule = outcome.schedule;
+        schedule.clear();
+        self.spare.schedule = schedule;
+        let mut weak_schedule = outcome.weak_schedule;
+        weak_schedule.clear();
+        self.spare.weak_schedule = weak_schedule;
     }
 
     /// Numbers threads afresh from the next execution on (as a schedule

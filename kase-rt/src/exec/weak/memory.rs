@@ -808,8 +808,13 @@ impl Execution {
     /// access to it so far happens before whatever follows, so its next
     /// access starts a new history from the value it then holds.
     pub(crate) fn weak_restart(&mut self, object: ObjectIdx) {
-        if let Some(slot) = self.weak_mut().locations.get_mut(object.0 as usize) {
-            *slot = None;
+        let weak = self.weak_mut();
+        if let Some(slot) = weak.locations.get_mut(object.0 as usize) {
+            // Its buffers go back to the pool (a model's drops restart
+            // every location they reach through `&mut`).
+            if let Some(located) = slot.take() {
+                weak.history_pool.give(located.history);
+            }
         }
     }
 }

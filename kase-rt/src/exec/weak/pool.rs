@@ -43,6 +43,21 @@ fn keep<T>(lists: &mut Vec<Vec<T>>, mut list: Vec<T>) {
     }
 }
 
+/// Keeps every list of `more` among `lists`: `more` itself (its lists
+/// emptied) when `lists` has none, so that the list of lists does not
+/// grow anew after every execution.
+fn keep_all<T>(lists: &mut Vec<Vec<T>>, mut more: Vec<Vec<T>>) {
+    if lists.is_empty() {
+        more.truncate(MAX_POOLED_LISTS);
+        more.iter_mut().for_each(Vec::clear);
+        *lists = more;
+    } else {
+        for list in more {
+            keep(lists, list);
+        }
+    }
+}
+
 /// `v` emptied, its capacity kept.
 fn cleared<T>(mut v: Vec<T>) -> Vec<T> {
     v.clear();
@@ -65,7 +80,8 @@ impl GraphPool {
             mo: mut graph_mo,
             sw,
         } = graph;
-        for list in mo.into_iter().chain(graph_mo.drain(..)) {
+        keep_all(&mut spare.lists, mo);
+        for list in graph_mo.drain(..) {
             keep(&mut spare.lists, list);
         }
         spare.rf = cleared(rf);
@@ -94,12 +110,11 @@ impl GraphPool {
     ) {
         debug_assert!(locations.is_empty());
         let mut spare = self.0.borrow_mut();
-        for list in thread_nodes.drain(..).chain(node_lists) {
+        keep_all(&mut spare.node_lists, node_lists);
+        for list in thread_nodes.drain(..) {
             keep(&mut spare.node_lists, list);
         }
-        for list in lists {
-            keep(&mut spare.lists, list);
-        }
+        keep_all(&mut spare.lists, lists);
         last_read.clear();
         spare.locations = locations;
         spare.thread_nodes = thread_nodes;
