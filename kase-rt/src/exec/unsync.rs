@@ -19,8 +19,11 @@ use super::object::ObjectDetail;
 /// one of its kind covers it.
 #[derive(Debug, Default)]
 pub(crate) struct AtomicAccesses {
-    /// Atomic writes not ordered before a later atomic write (usually one).
-    writes: Vec<CellAccess>,
+    /// The latest atomic write, and the earlier ones not ordered before a
+    /// later one (usually none: kept apart so that the common case
+    /// allocates nothing).
+    latest_write: Option<CellAccess>,
+    older_writes: Vec<CellAccess>,
     /// The latest `unsync_load` of each thread.
     unsync_reads: Vec<CellAccess>,
 }
@@ -44,11 +47,20 @@ impl AtomicAccesses {
                 .copied()
                 .find(|a| unordered(a, t, clock));
             // A write ordered before this one is covered by it.
-            self.writes.retain(|a| unordered(a, t, clock));
-            self.writes.push(access);
+            self.older_writes.retain(|a| unordered(a, t, clock));
+            if let Some(previous) = self.latest_write.replace(access) {
+                if unordered(&previous, t, clock) {
+                    self.older_writes.push(previous);
+                }
+            }
             race
         } else {
-            let race = self.writes.iter().copied().find(|a| unordered(a, t, clock));
+            let race = self
+                .older_writes
+                .iter()
+                .chain(&self.latest_write)
+                .copied()
+                .find(|a| unordered(a, t, clock));
             self.unsync_reads.retain(|r| r.thread != t);
             self.unsync_reads.push(access);
             race
