@@ -549,6 +549,15 @@ impl Unfolding {
     ) -> (Frontiers, Option<R>) {
         let mut builder = std::mem::take(&mut self.builder);
         let mut reads = std::mem::take(&mut self.merged_reads);
+        // A predecessor in `pred`'s history adds nothing to the union: each
+        // of its frontiers is `pred`'s or lies below it (an earlier write
+        // of the chain, or the same write with fewer reads). Often every
+        // one is (the object's last access was the thread's own, or one it
+        // already synchronised with): then `pred`'s list alone is merged.
+        let (obj_preds, extra) = match pred {
+            Some(p) if obj_preds.iter().chain(extra).all(|&q| self.leq(q, p)) => (&[][..], &[][..]),
+            _ => (obj_preds, extra),
+        };
         // Each predecessor's list is sorted by name: merge them, a cursor
         // each (an event has few predecessors: on the stack up to
         // `FEW_PREDS`, as this runs for every new event).
