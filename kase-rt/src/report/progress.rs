@@ -313,11 +313,18 @@ pub(crate) fn hint(
             )
         }
     };
-    if preemption_bound.is_none() {
-        hint.push_str(
+    match preemption_bound {
+        None => hint.push_str(
             "; a preemption bound (Builder::preemption_bound(2), KASE_MAX_PREEMPTIONS=2) explores \
              every execution with few preemptions, where most bugs show, and can finish",
-        );
+        ),
+        Some(bound @ 1..) => hint.push_str(&format!(
+            "; it explores every execution with at most {bound} preemption{}, and a lower bound \
+             (KASE_MAX_PREEMPTIONS={}) finishes sooner",
+            if bound == 1 { "" } else { "s" },
+            bound - 1
+        )),
+        Some(0) => {}
     }
     if !peeking {
         hint.push_str(
@@ -354,7 +361,9 @@ mod tests {
         assert!(h.contains("KASE_MAX_PREEMPTIONS=2"), "{h}");
         assert!(!h.contains("peeking"), "{h}");
         let h = hint(Some(5), Some(Duration::from_secs(2)), Some(2), false);
-        assert!(!h.contains("PREEMPTIONS"), "{h}");
+        assert!(h.contains("at most 2 preemptions"), "{h}");
+        assert!(h.contains("KASE_MAX_PREEMPTIONS=1) finishes sooner"), "{h}");
+        assert!(!hint(None, None, Some(0), true).contains("PREEMPTIONS"));
         assert!(
             h.starts_with("it stops at max_executions = 5 or max_duration = 2s"),
             "{h}"
