@@ -125,15 +125,37 @@ fn the_watchdog_ends_a_run_blocked_outside_kase_with_a_message() {
         blocked_on_std_mutex();
         return;
     }
+    watchdog_fires_in_child("the_watchdog_ends_a_run_blocked_outside_kase_with_a_message");
+}
+
+/// The process's first exploration has its own watching thread, which ends
+/// with it; a later one starts another, which must fire all the same.
+#[test]
+fn the_watchdog_watches_an_exploration_after_a_finished_one() {
+    if std::env::var_os("KASE_WATCHDOG_CHILD").is_some() {
+        let report = kase::Builder::new().explore(|| {
+            kase::thread::spawn(|| {}).join().unwrap();
+        });
+        assert!(report.failure().is_none(), "{report}");
+        // Time for the first watching thread to see it is done and end.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        blocked_on_std_mutex();
+        return;
+    }
+    watchdog_fires_in_child("the_watchdog_watches_an_exploration_after_a_finished_one");
+}
+
+/// Runs test `name` as a child that blocks a model thread outside kase,
+/// and checks that the watchdog ends it with its message.
+fn watchdog_fires_in_child(name: &str) {
     let start = std::time::Instant::now();
-    let name = "the_watchdog_ends_a_run_blocked_outside_kase_with_a_message";
     // Without `--nocapture`, as plain `cargo test` runs: the message must
     // get past the capture, since the process ends before it is shown.
-    let out = child::command_captured(module_path!(), name)
+    let mut command = child::command_captured(module_path!(), name);
+    command
         .env("KASE_WATCHDOG_CHILD", "1")
-        .env("KASE_WATCHDOG", "1")
-        .output()
-        .unwrap();
+        .env("KASE_WATCHDOG", "1");
+    let out = output_within(command, std::time::Duration::from_secs(60));
     child::assert_ran_one_test(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "the child must not pass: {stderr}");
@@ -488,4 +510,45 @@ fn a_real_internal_error_in_a_model_thread_keeps_its_old_text_and_location() {
         )),
         "{text}"
     );
+}
+
+/// `command`'s output, or a panic if it has not ended after `limit` (a
+/// watchdog that never fires would otherwise hang the suite).
+fn output_within(
+    mut command: std::process::Command,
+    limit: std::time::Duration,
+) -> std::process::Output {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).unwrap();
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the child still ran after {limit:?}: the watchdog never fired");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
 }

@@ -9,7 +9,7 @@
 
 use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
@@ -94,10 +94,14 @@ impl Watch {
 
 /// Watches one exploration; stops when dropped.
 ///
-/// One OS thread per process does the watching, started by the first
-/// exploration and parked while there is nothing to watch: spawning and
-/// joining a thread per exploration cost about 200 µs, more than whole
-/// explorations of small models.
+/// One OS thread at a time does the watching. The first exploration of a
+/// process starts it, and it ends as soon as that exploration does: a test
+/// process that explores one model then exits without a third thread to
+/// tear down (about 1 ms per process on a loaded two-core machine, most of
+/// a small model's test). From the second exploration on, the thread stays,
+/// parked while there is nothing to watch: spawning a thread per
+/// exploration costs more than whole explorations of small models, and a
+/// test suite runs many.
 pub(crate) struct Watchdog {
     watch: Arc<Watch>,
 }
@@ -114,22 +118,23 @@ struct Entry {
     since: Instant,
 }
 
-/// The explorations being watched, in every thread of the process.
+/// The explorations being watched, in every thread of the process, and the
+/// thread watching them.
 struct Watched {
     entries: Vec<Entry>,
-    /// The watching thread parked with nothing to watch: a new entry must
-    /// wake it (otherwise it finds the entry within its tick, and starting
-    /// an exploration costs no wake-up).
-    idle: bool,
+    /// The watching thread, while one runs (it clears this as it ends, with
+    /// the lock held, so an exploration that finds `None` starts another).
+    watcher: Option<Thread>,
+    /// Explorations started in this process: after the first, the watching
+    /// thread stays when idle.
+    started: u64,
 }
 
 static WATCHED: Mutex<Watched> = Mutex::new(Watched {
     entries: Vec::new(),
-    idle: false,
+    watcher: None,
+    started: 0,
 });
-
-/// The watching thread, once started (`None` if it could not be spawned).
-static WATCHER: OnceLock<Option<Thread>> = OnceLock::new();
 
 impl Watchdog {
     /// Starts watching `watch` (the exploration of `test`), giving up after
@@ -142,31 +147,37 @@ impl Watchdog {
             last: watch.progress.load(Relaxed),
             since: Instant::now(),
         };
-        let was_idle = {
-            let mut watched = WATCHED.lock();
-            watched.entries.push(entry);
-            std::mem::replace(&mut watched.idle, false)
-        };
-        let watcher = WATCHER.get_or_init(|| {
-            std::thread::Builder::new()
-                .name("kase-watchdog".into())
-                .spawn(watch_all)
-                .ok()
-                .map(|handle| handle.thread().clone())
-        });
-        if let (true, Some(thread)) = (was_idle, watcher) {
-            thread.unpark();
+        let mut watched = WATCHED.lock();
+        watched.entries.push(entry);
+        watched.started += 1;
+        match &watched.watcher {
+            // Parked with nothing to watch, or for a longer tick than this
+            // entry's: it looks again.
+            Some(thread) => thread.unpark(),
+            None => {
+                // The new thread waits for the lock until this returns.
+                watched.watcher = std::thread::Builder::new()
+                    .name("kase-watchdog".into())
+                    .spawn(watch_all)
+                    .ok()
+                    .map(|handle| handle.thread().clone());
+            }
         }
         Watchdog { watch }
     }
 }
 
-/// The watching thread's loop: never ends (the process does).
+/// The watching thread's loop: it ends when nothing is left to watch and
+/// the process has run only one exploration so far.
 fn watch_all() {
     loop {
         let tick = {
             let mut watched = WATCHED.lock();
             watched.entries.retain(|e| !e.watch.stop.load(Relaxed));
+            if watched.entries.is_empty() && watched.started <= 1 {
+                watched.watcher = None;
+                return;
+            }
             let now = Instant::now();
             for entry in watched.entries.iter_mut() {
                 let progress = entry.watch.progress.load(Relaxed);
@@ -180,13 +191,11 @@ fn watch_all() {
                     std::process::exit(101);
                 }
             }
-            let tick = watched
+            watched
                 .entries
                 .iter()
                 .map(|e| (e.limit / 4).clamp(Duration::from_millis(1), Duration::from_millis(250)))
-                .min();
-            watched.idle = tick.is_none();
-            tick
+                .min()
         };
         match tick {
             Some(tick) => std::thread::park_timeout(tick),
@@ -197,7 +206,12 @@ fn watch_all() {
 
 impl Drop for Watchdog {
     fn drop(&mut self) {
-        // The watching thread forgets the entry on its next round.
+        // The watching thread forgets the entry when it next looks, which
+        // it does now: it may be the last one, and the thread then ends
+        // before the process does.
         self.watch.stop.store(true, Relaxed);
+        if let Some(thread) = &WATCHED.lock().watcher {
+            thread.unpark();
+        }
     }
 }
