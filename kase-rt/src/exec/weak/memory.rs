@@ -527,12 +527,17 @@ impl Execution {
                 || history.latest_seen_within(&weak.seq_cst_fences_clock) > after
         };
         let to = weak.graph.events.len();
-        weak.edges_into_buf(t, clock, to, sw);
-        let sw = &*sw;
+        // The new node's synchronises-with edges, made for the first
+        // candidate that needs the check (most need none).
+        let mut edges_made = false;
         out.retain(|&c| {
             if latest(c) || !from || !towards(c) {
                 return true;
             }
+            if !std::mem::replace(&mut edges_made, true) {
+                weak.edges_into_buf(t, clock, to, sw);
+            }
+            let sw = &*sw;
             let (node, mo_index) = weak.node_for(t, located, kind, &intent, c);
             let key = weak.graph_key.with(&node, mo_index, sw);
             weak.psc_memo.decide(key, || {
