@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use super::action::{Action, ObjectIdx, ObjectKind, OpKind, ThreadIdx};
 use super::arcs::TrackedArc;
+use super::cleared;
 use super::clock::VectorClock;
 use super::continuation::Suspend;
 use super::dependence::SpinRole;
@@ -159,13 +160,6 @@ pub(crate) struct Buffers {
     threads: Vec<Option<ThreadState>>,
     enabled_log: Vec<u64>,
     atomic_bits: Vec<(u64, u64)>,
-}
-
-/// `v`'s buffer, emptied (its elements dropped now), leaving `v` empty.
-fn emptied<T>(v: &mut Vec<T>) -> Vec<T> {
-    let mut v = std::mem::take(v);
-    v.clear();
-    v
 }
 
 impl Execution {
@@ -340,10 +334,10 @@ impl Execution {
     /// `Executor::reclaim`). Its objects and threads are dropped here, as
     /// they would be with the execution.
     pub(super) fn keep_buffers(&mut self, spare: &mut Buffers) {
-        spare.objects = emptied(&mut self.objects);
-        spare.threads = emptied(&mut self.threads);
-        spare.enabled_log = emptied(&mut self.enabled_log);
-        spare.atomic_bits = emptied(&mut self.atomic_bits);
+        spare.objects = cleared(std::mem::take(&mut self.objects));
+        spare.threads = cleared(std::mem::take(&mut self.threads));
+        spare.enabled_log = cleared(std::mem::take(&mut self.enabled_log));
+        spare.atomic_bits = cleared(std::mem::take(&mut self.atomic_bits));
     }
 
     /// Marks `object` as accessed in an order that matters both ways: an

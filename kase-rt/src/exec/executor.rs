@@ -132,15 +132,9 @@ impl Executor {
         }
         // Its events' and choices' buffers too: the next execution's grow
         // no more.
-        let mut events = outcome.events;
-        events.clear();
-        self.spare.events = events;
-        let mut schedule = outcome.schedule;
-        schedule.clear();
-        self.spare.schedule = schedule;
-        let mut weak_schedule = outcome.weak_schedule;
-        weak_schedule.clear();
-        self.spare.weak_schedule = weak_schedule;
+        self.spare.events = super::cleared(outcome.events);
+        self.spare.schedule = super::cleared(outcome.schedule);
+        self.spare.weak_schedule = super::cleared(outcome.weak_schedule);
     }
 
     /// Numbers threads afresh from the next execution on (as a schedule

@@ -48,6 +48,13 @@ pub(crate) use spin::fingerprint::CallerState;
 scoped_tls::scoped_thread_local!(static EXECUTION: RefCell<Execution>);
 
 /// Whether the calling code runs inside a model execution (on this OS thread).
+/// `v` emptied, its capacity kept: an execution's buffer handed on to the
+/// next one (its elements are dropped now).
+pub(crate) fn cleared<T>(mut v: Vec<T>) -> Vec<T> {
+    v.clear();
+    v
+}
+
 pub(crate) fn in_model() -> bool {
     EXECUTION.is_set()
 }

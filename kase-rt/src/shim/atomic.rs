@@ -222,7 +222,7 @@ macro_rules! atomic_common {
             #[track_caller]
             #[inline]
             fn access<R>(&self, kind: OpKind, order: Ordering, op: impl FnOnce() -> R, shown: impl FnOnce(&R) -> u64) -> R {
-                self.access_as(kind, AtomicIntent { order, cas: None, latest_only: false, strict: false }, op, shown)
+                self.access_as(kind, AtomicIntent::new(order, None), op, shown)
             }
 
             #[track_caller]
@@ -238,7 +238,7 @@ macro_rules! atomic_common {
             #[track_caller]
             #[inline]
             fn access_cas(&self, current: $int, success: Ordering, failure: Ordering, op: impl FnOnce() -> Result<$int, $int>) -> Result<$int, $int> {
-                let intent = AtomicIntent { order: success, cas: Some((failure, $show(current))), latest_only: false, strict: false };
+                let intent = AtomicIntent::new(success, Some((failure, $show(current))));
                 let get = || $show(self.inner.load(Ordering::Relaxed));
                 let set = |bits: u64| self.inner.store($from(bits), Ordering::Relaxed);
                 let bits = Bits { get: &get, set: &set };
@@ -316,7 +316,7 @@ macro_rules! atomic_common {
             #[track_caller]
             #[allow(dead_code)] // used by some of the types only
             pub(crate) fn load_latest(&self, order: Ordering) -> $int {
-                let intent = AtomicIntent { order, cas: None, latest_only: true, strict: true };
+                let intent = AtomicIntent { latest_only: true, strict: true, ..AtomicIntent::new(order, None) };
                 self.access_as(OpKind::Load, intent, || self.inner.load(order), |v| $show(*v))
             }
 
@@ -325,7 +325,7 @@ macro_rules! atomic_common {
             #[track_caller]
             #[allow(dead_code)] // used by some of the types only
             pub(crate) fn load_strict(&self, order: Ordering) -> $int {
-                let intent = AtomicIntent { order, cas: None, latest_only: false, strict: true };
+                let intent = AtomicIntent { strict: true, ..AtomicIntent::new(order, None) };
                 self.access_as(OpKind::Load, intent, || self.inner.load(order), |v| $show(*v))
             }
 

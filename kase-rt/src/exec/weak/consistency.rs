@@ -179,15 +179,22 @@ fn fr_steps(graph: &Graph) -> Relation {
                 .position(|&x| x == w)
                 .map_or(writes.len(), |i| i + 1),
         };
-        let first = match writes.get(later) {
-            Some(&w) if w == r => writes.get(later + 1),
-            other => other,
-        };
-        if let Some(&w) = first {
+        if let Some(w) = first_write_from(writes, later, r) {
             fr.add(r, w);
         }
     }
     fr
+}
+
+/// Read `reader`'s immediate from-read step: the first write of `writes`
+/// (its location's modification order) from position `later` on, skipping
+/// `reader` itself (an RMW sits right after the write it read, and is not
+/// from-read of itself).
+fn first_write_from(writes: &[usize], later: usize, reader: usize) -> Option<usize> {
+    match writes.get(later) {
+        Some(&w) if w == reader => writes.get(later + 1).copied(),
+        other => other.copied(),
+    }
 }
 
 /// C++20 release sequences, `[W] ; (rf ; rmw)*`: a write to itself and to

@@ -39,6 +39,19 @@ pub(crate) struct AtomicIntent {
     pub strict: bool,
 }
 
+impl AtomicIntent {
+    /// An access with `order` (and, for a compare-exchange, `cas`), neither
+    /// latest-only nor strict: every access but kase's `Once` state's.
+    pub(crate) fn new(order: Ordering, cas: Option<(Ordering, u64)>) -> Self {
+        AtomicIntent {
+            order,
+            cas,
+            latest_only: false,
+            strict: false,
+        }
+    }
+}
+
 /// One way an access can go: read store `id`, or store right after mo
 /// position `p`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,6 +7,7 @@
 use super::graph::{Graph, Node};
 use super::memory::{AtomicIntent, Located, NodeFacts, WeakSummary};
 use crate::exec::action::{ObjectIdx, ThreadIdx};
+use crate::exec::cleared;
 
 /// The pool, shared by an exploration's executions.
 #[derive(Clone, Debug, Default)]
@@ -56,12 +57,6 @@ fn keep_all<T>(lists: &mut Vec<Vec<T>>, mut more: Vec<Vec<T>>) {
             keep(lists, list);
         }
     }
-}
-
-/// `v` emptied, its capacity kept.
-fn cleared<T>(mut v: Vec<T>) -> Vec<T> {
-    v.clear();
-    v
 }
 
 impl GraphPool {

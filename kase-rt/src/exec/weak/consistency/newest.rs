@@ -111,14 +111,8 @@ fn newest_on_a_cycle(graph: &Graph) -> bool {
             }
         }
         if let Some(source) = node.access.reads_from() {
-            // Immediate from-read: the first write after the one read,
-            // other than the event itself (an RMW).
-            let after = source.map_or(0, |w| mo_place[w] as usize + 1);
-            let first = match writes.get(after) {
-                Some(&w) if w == e => writes.get(after + 1),
-                other => other,
-            };
-            if let Some(&w) = first {
+            let later = source.map_or(0, |w| mo_place[w] as usize + 1);
+            if let Some(w) = super::first_write_from(writes, later, e) {
                 out(w);
             }
         }
