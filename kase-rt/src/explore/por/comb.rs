@@ -5,6 +5,7 @@ use crate::exec::error::self_check;
 use crate::fast_hash::{Map, Set};
 
 use super::names::Name;
+use super::state::ObjState;
 use super::unfolding::{EventId, Frontier};
 use super::{Alternatives, Por};
 
@@ -107,26 +108,32 @@ impl Por {
     /// and the frontiers of the objects touched since, by canonical name.
     fn moved_since(&self, config_len: usize, since: usize) -> Moved {
         let threads = self.maximal_since(config_len, since);
-        // The objects with an access at a position in `since..config_len`
-        // (a model has few objects, a configuration many events).
-        let mut names: Vec<Name> = self
+        // The runtime objects by canonical name (one name may denote
+        // several), each group kept if one of its objects has an access at
+        // a position in `since..config_len` (a model has few objects, a
+        // configuration many events).
+        let mut named: Vec<(Name, &ObjState)> = self
             .run
             .objects
             .iter()
             .flatten()
-            .filter(|o| {
-                let first = o.accesses.partition_point(|&(pos, ..)| pos < since);
-                o.accesses
-                    .get(first)
-                    .is_some_and(|&(pos, ..)| pos < config_len)
-            })
-            .map(|o| self.u.names.find(o.name))
+            .map(|o| (self.u.names.find(o.name), o))
             .collect();
-        names.sort_unstable();
-        names.dedup();
-        let objects = names
-            .into_iter()
-            .map(|n| (n, self.frontier_at(n, Some(config_len))))
+        named.sort_unstable_by_key(|&(name, _)| name);
+        let moved_in = |o: &ObjState| {
+            let first = o.accesses.partition_point(|&(pos, ..)| pos < since);
+            o.accesses
+                .get(first)
+                .is_some_and(|&(pos, ..)| pos < config_len)
+        };
+        let objects = named
+            .chunk_by(|a, b| a.0 == b.0)
+            .filter(|group| group.iter().any(|&(_, o)| moved_in(o)))
+            .map(|group| match group {
+                [(name, o)] => (*name, o.frontier_at(config_len)),
+                [(name, _), ..] => (*name, self.frontier_at(*name, Some(config_len))),
+                [] => unreachable!("chunks are not empty"),
+            })
             .collect();
         Moved { threads, objects }
     }
@@ -163,21 +170,28 @@ impl Por {
     /// execution over a long run").
     fn refresh_spikes(&self, n: usize, b: EventId) {
         let nodes = &self.tree.nodes;
-        // The nodes that put units in D above `n`, then `n`, root first:
-        // each reads its source's list, already refreshed.
+        // A list refreshed while `b`'s neighbour lists were as long as now
+        // holds every candidate there is: the nodes from `n` up to the
+        // nearest such list (or the top source), refreshed top first.
+        let stamp = self.neighbour_stamp(b);
         let mut chain = self.chain_buf.borrow_mut();
         chain.clear();
-        chain.push(n);
-        let mut above = nodes[n].source;
-        while let Some(k) = above {
+        let mut base: Option<usize> = None;
+        let mut at = Some(n);
+        while let Some(k) = at {
+            let mut cache = nodes[k].spikes.borrow_mut();
+            self.validate_spikes(k, &mut cache);
+            if cache.entries.get(&b).is_some_and(|e| e.stamp == stamp) {
+                base = Some(k);
+                break;
+            }
             chain.push(k);
-            above = nodes[k].source;
+            at = nodes[k].source;
         }
-        let mut source: Option<usize> = None;
+        let mut source = base;
         for &k in chain.iter().rev() {
             let node = &nodes[k];
             let mut cache = node.spikes.borrow_mut();
-            self.validate_spikes(k, &mut cache);
             let SpikeCache { moved, entries, .. } = &mut *cache;
             // Built on first use: most lists a node refreshes have nothing
             // new to filter.
@@ -198,7 +212,7 @@ impl Por {
             let entry = entries.entry(b).or_default();
             match source {
                 None => {
-                    let SpikeEntry { candidates, seen } = entry;
+                    let SpikeEntry { candidates, seen, .. } = entry;
                     *seen = self.immediate_conflicts(b, *seen, |new| {
                         candidates.extend(new.iter().copied().filter(|&x| keep(x)))
                     });
@@ -215,8 +229,17 @@ impl Por {
                     }
                 }
             }
+            entry.stamp = stamp;
             source = Some(k);
         }
+    }
+
+    /// What [`immediate_conflicts`](Self::immediate_conflicts) of `b`
+    /// depends on: the unfolding's generation and the lengths of `b`'s
+    /// neighbour lists, which only grow within a generation.
+    fn neighbour_stamp(&self, b: EventId) -> NeighbourStamp {
+        let (same_thread, same_object) = self.u.neighbour_lists(b);
+        (self.u.generation(), same_thread.len(), same_object.len())
     }
 
     /// Clears node `k`'s lists if `U` changed its neighbour lists, and
@@ -381,8 +404,14 @@ struct Moved {
     objects: Vec<(Name, Frontier)>,
 }
 
+/// See [`Por::neighbour_stamp`].
+type NeighbourStamp = (u64, usize, usize);
+
 #[derive(Default)]
 struct SpikeEntry {
+    /// The neighbour lists of the event the list was last refreshed
+    /// against: the list holds every candidate those lists give.
+    stamp: NeighbourStamp,
     /// How much of the event's immediate conflicts was filtered.
     seen: usize,
     candidates: Vec<EventId>,

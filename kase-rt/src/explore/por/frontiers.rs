@@ -74,9 +74,15 @@ impl Frontiers {
         )
     }
 
+    /// Where the object of canonical name `name` is (`Ok`) or would be
+    /// (`Err`) in name order.
+    pub(crate) fn search(&self, name: Name) -> Result<usize, usize> {
+        self.slots.binary_search_by_key(&name, |s| s.name)
+    }
+
     /// The frontier of the object of canonical name `name`, if touched.
     pub(crate) fn get(&self, name: Name) -> Option<FrontierView<'_>> {
-        let i = self.slots.binary_search_by_key(&name, |s| s.name).ok()?;
+        let i = self.search(name).ok()?;
         Some(self.at(i).1)
     }
 

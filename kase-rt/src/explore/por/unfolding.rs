@@ -562,6 +562,17 @@ impl Unfolding {
         // each (an event has few predecessors: on the stack up to
         // `FEW_PREDS`, as this runs for every new event).
         let count = usize::from(pred.is_some()) + obj_preds.len() + extra.len();
+        if count == 1 {
+            // One list (most new events): copied, with the own object's
+            // frontier updated in place.
+            let only = pred.iter().chain(obj_preds).chain(extra).next();
+            let base = &self.get(*only.expect("one predecessor")).frontiers;
+            let recorded = self.frontiers_after_one(&mut builder, base, id, own, record);
+            let frontiers = builder.finish();
+            self.builder = builder;
+            self.merged_reads = reads;
+            return (frontiers, recorded);
+        }
         let (mut few_lists, mut few_at) = ([None; FEW_PREDS], [0usize; FEW_PREDS]);
         let (mut many_lists, mut many_at) = (Vec::new(), Vec::new());
         let (lists, at): (&mut [Option<&Frontiers>], &mut [usize]) = if count <= FEW_PREDS {
@@ -657,6 +668,44 @@ impl Unfolding {
         self.builder = builder;
         self.merged_reads = reads;
         (frontiers, recorded)
+    }
+
+    /// [`joined_frontiers`](Self::joined_frontiers) of new event `id`
+    /// whose history's frontiers are `base` (one predecessor, or all but
+    /// one in its history): `base`'s, with the event's access of `own`
+    /// recorded, pushed into `builder`.
+    fn frontiers_after_one<R>(
+        &self,
+        builder: &mut FrontiersBuilder,
+        base: &Frontiers,
+        id: EventId,
+        own: Option<Name>,
+        record: impl FnOnce(&Self, FrontierView<'_>) -> (R, Access),
+    ) -> Option<R> {
+        // The own object's slot: after the names below it, in place of its
+        // old frontier if the history touched it.
+        let (split, after, before) = match own.map(|o| base.search(o)) {
+            None => (base.len(), base.len(), None),
+            Some(Ok(i)) => (i, i + 1, Some(base.at(i).1)),
+            Some(Err(i)) => (i, i, None),
+        };
+        for (name, f) in (0..split).map(|i| base.at(i)) {
+            builder.push(name, f.write, f.reads.iter().copied());
+        }
+        let own = own?;
+        let before = before.unwrap_or(FrontierView {
+            write: None,
+            reads: &[],
+        });
+        let (out, access) = record(self, before);
+        match access {
+            Access::Write => builder.push(own, Some(id), []),
+            Access::Read => builder.push(own, before.write, before.reads.iter().copied().chain([id])),
+        }
+        for (name, f) in (after..base.len()).map(|i| base.at(i)) {
+            builder.push(name, f.write, f.reads.iter().copied());
+        }
+        Some(out)
     }
 
     /// Joins two frontiers of one object from consistent histories.
