@@ -108,33 +108,37 @@ impl Por {
     /// and the frontiers of the objects touched since, by canonical name.
     fn moved_since(&self, config_len: usize, since: usize) -> Moved {
         let threads = self.maximal_since(config_len, since);
-        // The runtime objects by canonical name (one name may denote
-        // several), each group kept if one of its objects has an access at
-        // a position in `since..config_len` (a model has few objects, a
-        // configuration many events).
-        let mut named: Vec<(Name, &ObjState)> = self
-            .run
-            .objects
-            .iter()
-            .flatten()
-            .map(|o| (self.u.names.find(o.name), o))
-            .collect();
-        named.sort_unstable_by_key(|&(name, _)| name);
+        // The objects with an access at a position in `since..config_len`
+        // (a model has few objects, a configuration many events).
         let moved_in = |o: &ObjState| {
             let first = o.accesses.partition_point(|&(pos, ..)| pos < since);
             o.accesses
                 .get(first)
                 .is_some_and(|&(pos, ..)| pos < config_len)
         };
-        let objects = named
-            .chunk_by(|a, b| a.0 == b.0)
-            .filter(|group| group.iter().any(|&(_, o)| moved_in(o)))
-            .map(|group| match group {
-                [(name, o)] => (*name, o.frontier_at(config_len)),
-                [(name, _), ..] => (*name, self.frontier_at(*name, Some(config_len))),
-                [] => unreachable!("chunks are not empty"),
-            })
+        let mut moved: Vec<(Name, &ObjState)> = self
+            .run
+            .objects
+            .iter()
+            .flatten()
+            .filter(|o| moved_in(o))
+            .map(|o| (self.u.names.find(o.name), o))
             .collect();
+        moved.sort_unstable_by_key(|&(name, _)| name);
+        let objects = if self.names_shared() {
+            // A name may denote several objects, moved or not: each name's
+            // frontier from all of them.
+            moved.dedup_by_key(|&mut (name, _)| name);
+            moved
+                .iter()
+                .map(|&(name, _)| (name, self.frontier_at(name, Some(config_len))))
+                .collect()
+        } else {
+            moved
+                .iter()
+                .map(|&(name, o)| (name, o.frontier_at(config_len)))
+                .collect()
+        };
         Moved { threads, objects }
     }
 

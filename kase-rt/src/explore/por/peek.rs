@@ -165,6 +165,30 @@ impl Por {
         }
     }
 
+    /// Whether two runtime objects of the current execution have one
+    /// canonical name (met under two names that were merged): then an
+    /// object's frontier is not one object's own. Found again only when
+    /// the unfolding's generation (merges bump it) or the objects change.
+    pub(super) fn names_shared(&self) -> bool {
+        let key = (self.u.generation(), self.run.objects.len());
+        if let Some((k, shared)) = self.run.names_shared.get() {
+            if k == key {
+                return shared;
+            }
+        }
+        let mut names: Vec<Name> = self
+            .run
+            .objects
+            .iter()
+            .flatten()
+            .map(|o| self.u.names.find(o.name))
+            .collect();
+        names.sort_unstable();
+        let shared = names.windows(2).any(|w| w[0] == w[1]);
+        self.run.names_shared.set(Some((key, shared)));
+        shared
+    }
+
     /// Whether the pure part a thread would run now, starting with its
     /// `PeekLock` event `lock`, is one of `D`: for each unit of `D` starting
     /// there, re-derive the keys of its chain from the current frontiers

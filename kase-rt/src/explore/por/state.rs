@@ -150,6 +150,10 @@ pub(super) struct CurrentRun {
     spare_objects: Vec<ObjState>,
     /// The execution began a pure part of a critical section (peeking).
     pub(super) pure_parts: bool,
+    /// Whether two of its runtime objects have one canonical name, with
+    /// the unfolding's generation and the object count it was found for
+    /// (`Por::names_shared`).
+    pub(super) names_shared: std::cell::Cell<Option<((u64, usize), bool)>>,
 }
 
 impl CurrentRun {
@@ -189,6 +193,7 @@ impl CurrentRun {
         self.diverged = None;
         self.hit_d = false;
         self.pure_parts = false;
+        self.names_shared.set(None);
     }
 }
 
