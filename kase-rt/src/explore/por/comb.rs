@@ -70,16 +70,14 @@ impl Por {
         // its configuration and D but for `event`, which joins D only when
         // a clue is found.
         let mut spike: Vec<EventId> = Vec::new();
-        for &b in self.unit_chain(target).iter() {
-            self.spike_candidates(i, b, |candidates| {
-                spike.extend(
-                    candidates
-                        .iter()
-                        .copied()
-                        .filter(|&x| !self.u.leq(event, x)),
-                )
-            });
-        }
+        self.spike_candidates(i, target, |candidates| {
+            spike.extend(
+                candidates
+                    .iter()
+                    .copied()
+                    .filter(|&x| !self.u.leq(event, x)),
+            )
+        });
         spike.sort_unstable();
         spike.dedup();
         (!spike.is_empty()).then_some(spike)
@@ -142,26 +140,29 @@ impl Por {
         Moved { threads, objects }
     }
 
-    /// The events in immediate conflict with `b` that a spike at node `n` or
-    /// deeper can take: those that do not conflict with `n`'s configuration
-    /// and whose history has no unit that `n` or a shallower node put in
-    /// `D`.
+    /// The events in immediate conflict with an event of the unit `rep`
+    /// (by its last event) that a spike at node `n` or deeper can take:
+    /// those that do not conflict with `n`'s configuration and whose
+    /// history has no unit that `n` or a shallower node put in `D`. An
+    /// event in immediate conflict with several of the unit's events may
+    /// be listed more than once.
     ///
     /// They are handed to `visit` in place: an alternative asks for them per
-    /// event of each unit of `D`, too often for a copy each time.
+    /// unit of `D`, too often for a copy each time.
     pub(super) fn spike_candidates<R>(
         &self,
         n: usize,
-        b: EventId,
+        rep: EventId,
         visit: impl FnOnce(&[EventId]) -> R,
     ) -> R {
-        self.refresh_spikes(n, b);
+        self.refresh_spikes(n, rep);
         let cache = self.tree.nodes[n].spikes.borrow();
-        visit(&cache.entries[&b].candidates)
+        visit(&cache.entries[&rep].candidates)
     }
 
     /// Brings node `n`'s list of [`spike_candidates`](Self::spike_candidates)
-    /// of `b` up to date. A node's list is the list of the nearest shallower
+    /// of the unit `rep` up to date (one list per unit, not per event: a
+    /// pure part of a critical section is several events). A node's list is the list of the nearest shallower
     /// node that put units in `D` (its *source*), filtered by what the node
     /// adds: its longer configuration and its own units of `D` (both only
     /// narrow going deeper). Nodes between add no unit, and their
@@ -171,13 +172,16 @@ impl Por {
     /// conflict is tested once per node. Testing all of a target's immediate
     /// conflicts against `C` and `D` at every alternative made the cost per
     /// execution grow with the executions so far (POR-DESIGN.md, "Cost per
-    /// execution over a long run").
-    fn refresh_spikes(&self, n: usize, b: EventId) {
+    /// execution over a long run"). A list that is current for the unit's
+    /// neighbour lists needs nothing from its sources, so the walk up stops
+    /// there.
+    fn refresh_spikes(&self, n: usize, rep: EventId) {
         let nodes = &self.tree.nodes;
-        // A list refreshed while `b`'s neighbour lists were as long as now
-        // holds every candidate there is: the nodes from `n` up to the
+        let unit = self.unit_chain(rep);
+        // A list refreshed while the unit's neighbour lists were as long as
+        // now holds every candidate there is: the nodes from `n` up to the
         // nearest such list (or the top source), refreshed top first.
-        let stamp = self.neighbour_stamp(b);
+        let stamp = self.neighbour_stamp(&unit);
         let mut chain = self.chain_buf.borrow_mut();
         chain.clear();
         let mut base: Option<usize> = None;
@@ -185,7 +189,7 @@ impl Por {
         while let Some(k) = at {
             let mut cache = nodes[k].spikes.borrow_mut();
             self.validate_spikes(k, &mut cache);
-            if cache.entries.get(&b).is_some_and(|e| e.stamp == stamp) {
+            if cache.entries.get(&rep).is_some_and(|e| e.stamp == stamp) {
                 base = Some(k);
                 break;
             }
@@ -213,17 +217,24 @@ impl Por {
                 ));
                 !node.added.iter().any(|&y| self.u.leq(y, x)) && !conflicts
             };
-            let entry = entries.entry(b).or_default();
+            let entry = entries.entry(rep).or_default();
             match source {
                 None => {
-                    let SpikeEntry { candidates, seen, .. } = entry;
-                    *seen = self.immediate_conflicts(b, *seen, |new| {
-                        candidates.extend(new.iter().copied().filter(|&x| keep(x)))
-                    });
+                    let SpikeEntry {
+                        candidates,
+                        unit_seen,
+                        ..
+                    } = entry;
+                    unit_seen.resize(unit.len(), 0);
+                    for (&b, seen) in unit.iter().zip(unit_seen.iter_mut()) {
+                        *seen = self.immediate_conflicts(b, *seen, |new| {
+                            candidates.extend(new.iter().copied().filter(|&x| keep(x)))
+                        });
+                    }
                 }
                 Some(s) => {
                     let from = nodes[s].spikes.borrow();
-                    let list = &from.entries[&b].candidates;
+                    let list = &from.entries[&rep].candidates;
                     if entry.seen < list.len() {
                         let new = &list[entry.seen..];
                         entry
@@ -238,12 +249,18 @@ impl Por {
         }
     }
 
-    /// What [`immediate_conflicts`](Self::immediate_conflicts) of `b`
-    /// depends on: the unfolding's generation and the lengths of `b`'s
-    /// neighbour lists, which only grow within a generation.
-    fn neighbour_stamp(&self, b: EventId) -> NeighbourStamp {
-        let (same_thread, same_object) = self.u.neighbour_lists(b);
-        (self.u.generation(), same_thread.len(), same_object.len())
+    /// What [`immediate_conflicts`](Self::immediate_conflicts) of the
+    /// events of `unit` depend on: the unfolding's generation and the
+    /// lengths of their neighbour lists (summed: they only grow within a
+    /// generation).
+    fn neighbour_stamp(&self, unit: &[EventId]) -> NeighbourStamp {
+        let (mut thread_len, mut object_len) = (0, 0);
+        for &b in unit {
+            let (same_thread, same_object) = self.u.neighbour_lists(b);
+            thread_len += same_thread.len();
+            object_len += same_object.len();
+        }
+        (self.u.generation(), thread_len, object_len)
     }
 
     /// Clears node `k`'s lists if `U` changed its neighbour lists, and
@@ -413,10 +430,13 @@ type NeighbourStamp = (u64, usize, usize);
 
 #[derive(Default)]
 struct SpikeEntry {
-    /// The neighbour lists of the event the list was last refreshed
-    /// against: the list holds every candidate those lists give.
+    /// The neighbour lists of the unit's events the list was last
+    /// refreshed against: the list holds every candidate those lists give.
     stamp: NeighbourStamp,
-    /// How much of the event's immediate conflicts was filtered.
+    /// How much of the source's list was filtered.
     seen: usize,
+    /// Without a source: how much of each of the unit's events' immediate
+    /// conflicts was filtered.
+    unit_seen: Vec<usize>,
     candidates: Vec<EventId>,
 }

@@ -42,10 +42,8 @@ impl Por {
             let mut targets = node.added.clone();
             targets.extend(node.event.map(|e| self.unit_rep(e)));
             for rep in targets {
-                for &b in self.unit_chain(rep).iter() {
-                    seeds.push(b);
-                    self.spike_candidates(n, b, |candidates| seeds.extend(candidates));
-                }
+                seeds.extend_from_slice(&self.unit_chain(rep));
+                self.spike_candidates(n, rep, |candidates| seeds.extend(candidates));
             }
         }
         let kept = self.u.closure(seeds, |_| false);

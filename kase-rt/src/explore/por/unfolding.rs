@@ -700,7 +700,9 @@ impl Unfolding {
         let (out, access) = record(self, before);
         match access {
             Access::Write => builder.push(own, Some(id), []),
-            Access::Read => builder.push(own, before.write, before.reads.iter().copied().chain([id])),
+            Access::Read => {
+                builder.push(own, before.write, before.reads.iter().copied().chain([id]))
+            }
         }
         for (name, f) in (after..base.len()).map(|i| base.at(i)) {
             builder.push(name, f.write, f.reads.iter().copied());
