@@ -222,11 +222,18 @@ impl Por {
                 None => {
                     let SpikeEntry {
                         candidates,
+                        seen,
                         unit_seen,
                         ..
                     } = entry;
-                    unit_seen.resize(unit.len(), 0);
-                    for (&b, seen) in unit.iter().zip(unit_seen.iter_mut()) {
+                    // Most units are one event: its count is `seen`.
+                    let seen: &mut [usize] = if unit.len() == 1 {
+                        std::slice::from_mut(seen)
+                    } else {
+                        unit_seen.resize(unit.len(), 0);
+                        unit_seen
+                    };
+                    for (&b, seen) in unit.iter().zip(seen) {
                         *seen = self.immediate_conflicts(b, *seen, |new| {
                             candidates.extend(new.iter().copied().filter(|&x| keep(x)))
                         });
@@ -433,10 +440,11 @@ struct SpikeEntry {
     /// The neighbour lists of the unit's events the list was last
     /// refreshed against: the list holds every candidate those lists give.
     stamp: NeighbourStamp,
-    /// How much of the source's list was filtered.
+    /// How much of the source's list was filtered; without a source, how
+    /// much of the immediate conflicts of the unit's event, if it is one.
     seen: usize,
-    /// Without a source: how much of each of the unit's events' immediate
-    /// conflicts was filtered.
+    /// Without a source, for a unit of several events: how much of each
+    /// one's immediate conflicts was filtered.
     unit_seen: Vec<usize>,
     candidates: Vec<EventId>,
 }
