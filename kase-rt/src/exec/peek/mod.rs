@@ -112,6 +112,20 @@ pub(crate) type ObjectTags = LastAccesses<AccessTag>;
 #[derive(Debug, Default)]
 pub(crate) struct Sections {
     pub all: Vec<Section>,
+    /// Scratch for `Execution::peek_check`: the tags an access depends on.
+    pub direct: Vec<DirectTag>,
+}
+
+/// What `Execution::peek_check` needs of an [`AccessTag`] a new access
+/// depends on.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DirectTag {
+    pub event: usize,
+    pub thread: ThreadIdx,
+    pub section: Option<usize>,
+    /// Whether its thread held the new access's own section's lock (in a
+    /// mode that excludes the new access's section).
+    pub held_mine: bool,
 }
 
 /// An access as a violation message names it.

@@ -10,7 +10,7 @@ use super::super::clock::VectorClock;
 use super::super::execution::Execution;
 use super::super::object::ObjectDetail;
 use super::super::thread::Pending;
-use super::{AccessTag, Hold, PurePart, Section, MAX_PURE_STEPS};
+use super::{AccessTag, DirectTag, Hold, PurePart, Section, MAX_PURE_STEPS};
 
 impl Execution {
     /// Whether the current thread is inside a pure part of a critical
@@ -129,12 +129,6 @@ impl Execution {
         let Some(object) = action.object.filter(|_| action.kind.props().peek_tagged) else {
             return section;
         };
-        let direct: Vec<AccessTag> = self.objects[object.0 as usize]
-            .tags
-            .depended_on(action.kind.props().access)
-            .filter(|tag| tag.thread != t)
-            .cloned()
-            .collect();
         let mine = section.map(|s| {
             let part = &self.sections.all[s];
             Hold {
@@ -142,6 +136,22 @@ impl Execution {
                 shared: part.shared,
             }
         });
+        // What the checks below need of each tag, into a reused buffer (a
+        // clone of the tags allocated their held locks at every access).
+        let mut direct = std::mem::take(&mut self.sections.direct);
+        direct.extend(
+            self.objects[object.0 as usize]
+                .tags
+                .depended_on(action.kind.props().access)
+                .filter(|tag| tag.thread != t)
+                .map(|tag| DirectTag {
+                    event: tag.event,
+                    thread: tag.thread,
+                    section: tag.section,
+                    held_mine: mine
+                        .is_some_and(|m| tag.holds.iter().any(|h| h.excludes(m.lock, m.shared))),
+                }),
+        );
         // A blocking acquisition runs only when no section that excludes it
         // holds its lock: it comes after such a section's whole pure part,
         // never in its middle (its dependence on the part's start is that).
@@ -157,7 +167,7 @@ impl Execution {
             }),
             _ => None,
         };
-        for tag in direct {
+        for tag in direct.drain(..) {
             let mut violation = None;
             if let Some(s) = tag.section {
                 let other = &self.sections.all[s];
@@ -190,7 +200,7 @@ impl Execution {
                 let in_section = tag.section.is_some_and(|o| {
                     let other = &self.sections.all[o];
                     mine.excludes(other.lock, other.shared)
-                }) || tag.holds.iter().any(|h| h.excludes(mine.lock, mine.shared));
+                }) || tag.held_mine;
                 let start = &self.events[self.sections.all[s].start].clock;
                 if !in_section
                     && start.get(tag.thread) < self.events[tag.event].clock.get(tag.thread)
@@ -212,6 +222,7 @@ impl Execution {
                 }
             }
         }
+        self.sections.direct = direct;
         section
     }
 
