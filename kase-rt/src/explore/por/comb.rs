@@ -161,14 +161,14 @@ impl Por {
     }
 
     /// Brings node `n`'s list of [`spike_candidates`](Self::spike_candidates)
-    /// of the unit `rep` up to date (one list per unit, not per event: a
-    /// pure part of a critical section is several events). A node's list is the list of the nearest shallower
-    /// node that put units in `D` (its *source*), filtered by what the node
-    /// adds: its longer configuration and its own units of `D` (both only
-    /// narrow going deeper). Nodes between add no unit, and their
-    /// configurations lie between, so they are skipped. A node adds to `D`
-    /// only while it is the deepest, when no list is built on its own, so
-    /// a source's list only grows while it is one, and each immediate
+    /// of the unit `rep` up to date (one list per unit, not per event: a pure
+    /// part of a critical section is several events). A node's list is the list
+    /// of the nearest shallower node that put units in `D` (its *source*),
+    /// filtered by what the node adds: its longer configuration and its own
+    /// units of `D` (both only narrow going deeper). Nodes between add no unit,
+    /// and their configurations lie between, so they are skipped. A node adds
+    /// to `D` only while it is the deepest, when no list is built on its own,
+    /// so a source's list only grows while it is one, and each immediate
     /// conflict is tested once per node. Testing all of a target's immediate
     /// conflicts against `C` and `D` at every alternative made the cost per
     /// execution grow with the executions so far (POR-DESIGN.md, "Cost per

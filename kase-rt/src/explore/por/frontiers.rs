@@ -4,6 +4,8 @@
 //! of slots and one of all their reads (two allocations an event, not one
 //! per object read).
 
+use crate::exec::dependence::Access;
+
 use super::names::Name;
 use super::unfolding::{EventId, Frontier};
 
@@ -157,6 +159,22 @@ impl FrontiersBuilder {
             start: start as u32,
             len: (self.reads.len() - start) as u32,
         });
+    }
+
+    /// Appends object `name` as event `id`'s access of it leaves it, its
+    /// frontier before the access being `before`: a write starts a new
+    /// frontier, a read joins the reads.
+    pub(crate) fn push_access(
+        &mut self,
+        name: Name,
+        before: FrontierView<'_>,
+        id: EventId,
+        access: Access,
+    ) {
+        match access {
+            Access::Write => self.push(name, Some(id), []),
+            Access::Read => self.push(name, before.write, before.reads.iter().copied().chain([id])),
+        }
     }
 
     /// The frontiers pushed so far; the builder is left empty.

@@ -648,18 +648,13 @@ impl Unfolding {
             }
             if Some(name) == pending_own {
                 let record = record.take().expect("pending");
-                let (out, access) = record(
-                    self,
-                    FrontierView {
-                        write,
-                        reads: &reads,
-                    },
-                );
+                let before = FrontierView {
+                    write,
+                    reads: &reads,
+                };
+                let (out, access) = record(self, before);
                 recorded = Some(out);
-                match access {
-                    Access::Write => builder.push(name, Some(id), []),
-                    Access::Read => builder.push(name, write, reads.iter().copied().chain([id])),
-                }
+                builder.push_access(name, before, id, access);
             } else {
                 builder.push(name, write, reads.iter().copied());
             }
@@ -698,12 +693,7 @@ impl Unfolding {
             reads: &[],
         });
         let (out, access) = record(self, before);
-        match access {
-            Access::Write => builder.push(own, Some(id), []),
-            Access::Read => {
-                builder.push(own, before.write, before.reads.iter().copied().chain([id]))
-            }
-        }
+        builder.push_access(own, before, id, access);
         for (name, f) in (after..base.len()).map(|i| base.at(i)) {
             builder.push(name, f.write, f.reads.iter().copied());
         }
