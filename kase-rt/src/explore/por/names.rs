@@ -10,6 +10,19 @@ use std::cell::Cell;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Name(u32);
 
+impl Name {
+    /// Its number, for packed storage (`frontiers.rs`); names order as
+    /// their numbers.
+    pub(crate) fn raw(self) -> u32 {
+        self.0
+    }
+
+    /// The name numbered `raw` (what [`raw`](Self::raw) gave).
+    pub(crate) fn from_raw(raw: u32) -> Name {
+        Name(raw)
+    }
+}
+
 /// Union-find over names (which names denote one object), with path halving
 /// on lookup.
 #[derive(Default)]

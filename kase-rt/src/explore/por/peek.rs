@@ -219,8 +219,8 @@ impl Por {
             let ev = self.u.get(e);
             ev.pred
                 .iter()
-                .chain(&ev.obj_preds)
-                .chain(&ev.extra)
+                .chain(ev.obj_preds())
+                .chain(ev.extra())
                 .all(&in_c)
         });
         firsts.any(|&e| {
@@ -248,7 +248,7 @@ impl Por {
                 .unwrap_or_else(|| self.frontier_at(name, len));
             let preds = frontier.immediate(ev.kind.props().access);
             let extra = self.r_extras(ev.thread, ev.kind, ev.pred, &preds);
-            if *preds != *ev.obj_preds || extra != ev.extra {
+            if *preds != *ev.obj_preds() || extra != ev.extra() {
                 return false;
             }
             let mut next = frontier;
@@ -269,7 +269,7 @@ impl Por {
             .filter(|&&g| g != lock && self.in_part(t, lock, g))
             .all(|&g| {
                 let ev = self.u.get(g);
-                ev.obj_preds.iter().chain(&ev.extra).all(|p| {
+                ev.obj_preds().iter().chain(ev.extra()).all(|p| {
                     self.run.pos.contains_key(p) || {
                         let q = self.u.get(*p);
                         q.thread == t && self.in_part(t, lock, *p)

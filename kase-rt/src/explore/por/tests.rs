@@ -233,7 +233,7 @@ fn cexp_adds_the_other_order_of_two_writers() {
     // the first (it has the first in its history).
     assert!(u.conflict(before, second) && !u.immediate_conflict(before, second));
     // It extends C minus the first store's successors: ex, not en.
-    assert!(u.get(before).obj_preds.is_empty());
+    assert!(u.get(before).obj_preds().is_empty());
 }
 
 /// A deadline that passes while the explorer computes the next alternative
@@ -302,8 +302,8 @@ fn immediate_conflict_is_the_definitions_on_every_pair() {
             let preds = |e: EventId| {
                 let ev = u.get(e);
                 let mut p: Vec<EventId> = ev.pred.into_iter().collect();
-                p.extend(&ev.obj_preds);
-                p.extend(&ev.extra);
+                p.extend(ev.obj_preds());
+                p.extend(ev.extra());
                 p
             };
             let ids: Vec<EventId> = u.ids().collect();

@@ -40,6 +40,52 @@ fn same_ids(a: &[EventId], b: &[EventId]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
+/// A neighbour list (`Unfolding::by_thread`, `by_name`): most hold one
+/// event (a thread's only successor of an event, the only access after a
+/// write), kept inline instead of in a vector of its own.
+#[derive(Debug)]
+enum IdList {
+    One([EventId; 1]),
+    Many(Vec<EventId>),
+}
+
+impl Default for IdList {
+    fn default() -> Self {
+        IdList::Many(Vec::new())
+    }
+}
+
+impl IdList {
+    fn as_slice(&self) -> &[EventId] {
+        match self {
+            IdList::One(one) => one,
+            IdList::Many(many) => many,
+        }
+    }
+
+    /// Appends `e` (the order of pushes is kept).
+    fn push(&mut self, e: EventId) {
+        match self {
+            IdList::Many(many) if many.is_empty() => *self = IdList::One([e]),
+            IdList::Many(many) => many.push(e),
+            IdList::One([first]) => *self = IdList::Many(vec![*first, e]),
+        }
+    }
+
+    /// Keeps the events `keep` accepts, in order.
+    fn retain(&mut self, keep: impl Fn(&EventId) -> bool) {
+        match self {
+            IdList::One([first]) if !keep(first) => *self = IdList::default(),
+            IdList::One(_) => {}
+            IdList::Many(many) => many.retain(keep),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.as_slice().is_empty()
+    }
+}
+
 /// Events by the hash of their key ([`key_hash`]); collisions, rare, chain
 /// in `more`.
 #[derive(Default)]
@@ -97,16 +143,15 @@ pub(crate) struct Event {
     pub name: Option<Name>,
     /// Previous event of the thread, or the spawn event for a child's first.
     pub pred: Option<EventId>,
-    /// Maximal events on its object in its history (sorted).
-    pub obj_preds: Vec<EventId>,
-    /// With critical-section peeking, the ends of other pure parts of the
-    /// same mutex it depends on (rule R of POR-DESIGN.md; sorted).
-    pub extra: Vec<EventId>,
+    /// Its object predecessors, then its extra ones, then its thread
+    /// maxima, in one allocation ([`obj_preds`](Self::obj_preds),
+    /// [`extra`](Self::extra), [`tmax_at`](Self::tmax_at)).
+    preds: Box<[EventId]>,
+    n_obj: u32,
+    n_extra: u32,
     /// With peeking, the mutex whose pure part it belongs to (its
     /// `PeekLock`, accesses and end).
     pub pure_of: Option<Name>,
-    /// For each thread, its maximal event in the history.
-    tmax: Vec<Option<EventId>>,
     /// For each object in the history, its frontier, by canonical name
     /// (sorted; [`Unfolding::union_names`] renames merged names).
     frontiers: Frontiers,
@@ -118,7 +163,32 @@ pub(crate) struct Event {
     pub modified: bool,
 }
 
+/// A thread maximum of `Event::preds` that is none (no event id reaches it).
+const NO_EVENT: EventId = EventId::MAX;
+
 impl Event {
+    /// Maximal events on its object in its history (sorted).
+    pub(crate) fn obj_preds(&self) -> &[EventId] {
+        &self.preds[..self.n_obj as usize]
+    }
+
+    /// With critical-section peeking, the ends of other pure parts of the
+    /// same mutex it depends on (rule R of POR-DESIGN.md; sorted).
+    pub(crate) fn extra(&self) -> &[EventId] {
+        &self.preds[self.n_obj as usize..(self.n_obj + self.n_extra) as usize]
+    }
+
+    /// For each thread (by index, up to the last one its history has),
+    /// its maximal event in the history, or `NO_EVENT`.
+    fn tmax_raw(&self) -> &[EventId] {
+        &self.preds[(self.n_obj + self.n_extra) as usize..]
+    }
+
+    /// The maximal event of thread index `t` in its history.
+    fn tmax_at(&self, t: usize) -> Option<EventId> {
+        self.tmax_raw().get(t).copied().filter(|&e| e != NO_EVENT)
+    }
+
     /// Whether its key is `(thread, pred, obj_preds, extra)`.
     fn has_key(
         &self,
@@ -129,8 +199,8 @@ impl Event {
     ) -> bool {
         self.thread == thread
             && self.pred == pred
-            && same_ids(&self.obj_preds, obj_preds)
-            && same_ids(&self.extra, extra)
+            && same_ids(self.obj_preds(), obj_preds)
+            && same_ids(self.extra(), extra)
     }
 }
 
@@ -172,8 +242,8 @@ pub(crate) struct Unfolding {
     pub names: NameUnion,
     /// Events by thread and by object name: an event's immediate conflicts
     /// share one of the two.
-    by_thread: Map<(ThreadIdx, Option<EventId>), Vec<EventId>>,
-    by_name: Map<Name, Map<Option<EventId>, Vec<EventId>>>,
+    by_thread: Map<(ThreadIdx, Option<EventId>), IdList>,
+    by_name: Map<Name, Map<Option<EventId>, IdList>>,
     /// The kind of object each name denotes (for its initial gate).
     kinds: Map<Name, ObjectKind>,
     /// Bumped whenever neighbour lists lose or reorder entries (pruning,
@@ -183,6 +253,9 @@ pub(crate) struct Unfolding {
     /// one object's joined reads.
     builder: FrontiersBuilder,
     merged_reads: Vec<EventId>,
+    /// Scratch of [`intern`](Self::intern): the new event's packed
+    /// predecessors and thread maxima.
+    packed: Vec<EventId>,
     /// Some event has extra predecessors (peeking's rule R). Until one
     /// does, two events of one thread after one predecessor differ in their
     /// object predecessors, so they are never in immediate conflict
@@ -214,7 +287,7 @@ impl Unfolding {
         for id in 0..self.events.len() as EventId {
             if self.events[id as usize].is_some() && !keep(id) {
                 let ev = self.events[id as usize].take().expect("checked");
-                let hash = key_hash(ev.thread, ev.pred, &ev.obj_preds, &ev.extra);
+                let hash = key_hash(ev.thread, ev.pred, ev.obj_preds(), ev.extra());
                 self.by_key.remove(hash, id);
                 self.free.push(id);
                 self.live -= 1;
@@ -281,7 +354,10 @@ impl Unfolding {
         if let Some(lists) = self.by_name.remove(&moved) {
             let into = self.by_name.entry(keep).or_default();
             for (write, list) in lists {
-                into.entry(write).or_default().extend(list);
+                let to = into.entry(write).or_default();
+                for &e in list.as_slice() {
+                    to.push(e);
+                }
             }
         }
         if let Some(kind) = self.kinds.remove(&moved) {
@@ -343,11 +419,11 @@ impl Unfolding {
             .name
             .and_then(|n| self.by_name.get(&self.names.find(n)))
             .and_then(|m| m.get(&self.link(e).write))
-            .map_or(&[][..], Vec::as_slice);
+            .map_or(&[][..], IdList::as_slice);
         let same_thread = self
             .by_thread
             .get(&(ev.thread, ev.pred))
-            .map_or(&[][..], Vec::as_slice);
+            .map_or(&[][..], IdList::as_slice);
         (same_thread, same_object)
     }
 
@@ -428,8 +504,7 @@ impl Unfolding {
             return (id, false);
         }
         self.has_extras |= !extra.is_empty();
-        let (obj_preds, extra) = (obj_preds.to_vec(), extra.to_vec());
-        let hash = key_hash(thread, pred, &obj_preds, &extra);
+        let hash = key_hash(thread, pred, obj_preds, extra);
         let pure_of = self.pure_of_next(thread, kind, name, pred);
         let id = self.free.pop().unwrap_or(self.events.len() as EventId);
         let thread_parent = pred.filter(|&p| self.get(p).thread == thread);
@@ -438,16 +513,23 @@ impl Unfolding {
             let l = self.link(e);
             (l.depth, l.thread_jump)
         });
-        let mut tmax: Vec<Option<EventId>> = Vec::with_capacity(thread.index() + 1);
-        for &q in pred.iter().chain(&obj_preds).chain(&extra) {
-            self.join_tmax(&mut tmax, q);
+        // The predecessor lists and the thread maxima, packed.
+        let mut packed = std::mem::take(&mut self.packed);
+        packed.clear();
+        packed.extend_from_slice(obj_preds);
+        packed.extend_from_slice(extra);
+        let tmax_at = packed.len();
+        for &q in pred.iter().chain(obj_preds).chain(extra) {
+            self.join_tmax(&mut packed, tmax_at, q);
         }
-        if tmax.len() <= thread.index() {
-            tmax.resize(thread.index() + 1, None);
+        if packed.len() <= tmax_at + thread.index() {
+            packed.resize(tmax_at + thread.index() + 1, NO_EVENT);
         }
-        tmax[thread.index()] = Some(id);
+        packed[tmax_at + thread.index()] = id;
+        let preds: Box<[EventId]> = packed.as_slice().into();
+        self.packed = packed;
         let own = name.map(|n| self.names.find(n));
-        let joined = self.joined_frontiers(id, pred, &obj_preds, &extra, own, |u, f| {
+        let joined = self.joined_frontiers(id, pred, obj_preds, extra, own, |u, f| {
             // The event's own object: its gate, its write links, and the
             // event's access recorded in its frontier.
             let base_depth = u.wdepth(f.write);
@@ -478,10 +560,10 @@ impl Unfolding {
             kind,
             name,
             pred,
-            obj_preds,
-            extra,
+            preds,
+            n_obj: obj_preds.len() as u32,
+            n_extra: extra.len() as u32,
             pure_of,
-            tmax,
             frontiers,
             gate,
             modified: false,
@@ -515,21 +597,18 @@ impl Unfolding {
         (id, true)
     }
 
-    /// Joins the thread maxima of `q`'s history into `tmax`.
-    fn join_tmax(&self, tmax: &mut Vec<Option<EventId>>, q: EventId) {
-        let ev = self.get(q);
-        if tmax.len() < ev.tmax.len() {
-            tmax.resize(ev.tmax.len(), None);
+    /// Joins the thread maxima of `q`'s history into `packed[at..]`
+    /// (`NO_EVENT`: none).
+    fn join_tmax(&self, packed: &mut Vec<EventId>, at: usize, q: EventId) {
+        let theirs = self.get(q).tmax_raw();
+        if packed.len() < at + theirs.len() {
+            packed.resize(at + theirs.len(), NO_EVENT);
         }
-        for (mine, theirs) in tmax.iter_mut().zip(&ev.tmax) {
-            *mine = match (*mine, *theirs) {
-                (Some(a), Some(b)) => Some(if self.link(a).depth >= self.link(b).depth {
-                    a
-                } else {
-                    b
-                }),
-                (a, b) => a.or(b),
-            };
+        for (mine, &b) in packed[at..].iter_mut().zip(theirs) {
+            let a = *mine;
+            if a == NO_EVENT || (b != NO_EVENT && self.link(b).depth > self.link(a).depth) {
+                *mine = b;
+            }
         }
     }
 
@@ -741,7 +820,7 @@ impl Unfolding {
 
     /// The maximal event of `thread` in `[e]`.
     pub(crate) fn tmax(&self, e: EventId, thread: ThreadIdx) -> Option<EventId> {
-        self.get(e).tmax.get(thread.index()).copied().flatten()
+        self.get(e).tmax_at(thread.index())
     }
 
     /// Whether `a` is `x` or an earlier event of the same thread below `x`.
@@ -815,11 +894,9 @@ impl Unfolding {
     /// Conflict: `[a] ∪ [b]` is not a configuration.
     pub(crate) fn conflict(&self, a: EventId, b: EventId) -> bool {
         let (ea, eb) = (self.get(a), self.get(b));
-        for (ta, tb) in ea.tmax.iter().zip(&eb.tmax) {
-            if let (Some(x), Some(y)) = (*ta, *tb) {
-                if !self.same_branch(x, y) {
-                    return true;
-                }
+        for (&x, &y) in ea.tmax_raw().iter().zip(eb.tmax_raw()) {
+            if x != NO_EVENT && y != NO_EVENT && !self.same_branch(x, y) {
+                return true;
             }
         }
         self.any_incompatible(&ea.frontiers, &eb.frontiers)
@@ -867,7 +944,7 @@ impl Unfolding {
         let ex = self.get(x);
         for &m in threads {
             let t = self.get(m).thread.index();
-            if let Some(&Some(y)) = ex.tmax.get(t) {
+            if let Some(y) = ex.tmax_at(t) {
                 if !self.same_branch(y, m) {
                     return true;
                 }
@@ -908,7 +985,8 @@ impl Unfolding {
         // write's the reads of its write, or that write), so the other
         // event is in conflict with that access: the conflict between the
         // two is inherited, not immediate.
-        if ea.thread == eb.thread && ea.pred == eb.pred && !same_ids(&ea.obj_preds, &eb.obj_preds) {
+        if ea.thread == eb.thread && ea.pred == eb.pred && !same_ids(ea.obj_preds(), eb.obj_preds())
+        {
             return true;
         }
         // `x`'s thread predecessor must be the last event of `x`'s thread
@@ -977,8 +1055,8 @@ impl Unfolding {
             }
             let ev = self.get(x);
             stack.extend(ev.pred);
-            stack.extend(ev.obj_preds.iter().copied());
-            stack.extend(ev.extra.iter().copied());
+            stack.extend(ev.obj_preds().iter().copied());
+            stack.extend(ev.extra().iter().copied());
         }
         out
     }
@@ -1032,6 +1110,33 @@ fn jump_for(
 fn preds(ev: &Event) -> impl Iterator<Item = EventId> + '_ {
     ev.pred
         .into_iter()
-        .chain(ev.obj_preds.iter().copied())
-        .chain(ev.extra.iter().copied())
+        .chain(ev.obj_preds().iter().copied())
+        .chain(ev.extra().iter().copied())
+}
+
+#[cfg(test)]
+mod id_list_tests {
+    use super::IdList;
+
+    #[test]
+    fn an_id_list_keeps_pushes_in_order_inline_or_not_and_retains() {
+        let mut list = IdList::default();
+        assert!(list.is_empty());
+        list.push(7);
+        assert!(matches!(list, IdList::One([7])));
+        list.push(3);
+        list.push(9);
+        assert_eq!(list.as_slice(), &[7, 3, 9]);
+        list.retain(|&e| e != 3);
+        assert_eq!(list.as_slice(), &[7, 9]);
+        let mut one = IdList::default();
+        one.push(5);
+        one.retain(|&e| e == 5);
+        assert_eq!(one.as_slice(), &[5]);
+        one.retain(|_| false);
+        assert!(one.is_empty());
+        // Emptied, it starts over inline.
+        one.push(6);
+        assert!(matches!(one, IdList::One([6])));
+    }
 }
