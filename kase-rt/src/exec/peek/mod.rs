@@ -20,6 +20,7 @@
 //!   depend on each other are a violation too.
 
 use std::panic::Location;
+use std::sync::Arc;
 
 mod run;
 
@@ -48,20 +49,79 @@ impl Hold {
     }
 }
 
-/// Removes one hold equal to `hold` (a thread may hold an `RwLock` twice).
-pub(crate) fn release(held: &mut Vec<Hold>, hold: Hold) {
-    if let Some(i) = held.iter().rposition(|&h| h == hold) {
-        held.remove(i);
-    }
-}
-
 /// What peeking keeps of one thread.
 #[derive(Debug, Default)]
 pub(crate) struct ThreadPeek {
     /// The pure part of a critical section it is in.
     pub pure: Option<PurePart>,
     /// The locks it holds (pure or upgraded).
-    pub held: Vec<Hold>,
+    held: Vec<Hold>,
+}
+
+impl ThreadPeek {
+    /// The locks it holds (pure or upgraded).
+    pub(crate) fn held(&self) -> &[Hold] {
+        &self.held
+    }
+
+    /// It now holds `hold` too.
+    pub(crate) fn hold(&mut self, hold: Hold) {
+        self.held.push(hold);
+    }
+
+    /// Removes one hold equal to `hold` (a thread may hold an `RwLock`
+    /// twice).
+    pub(crate) fn release(&mut self, hold: Hold) {
+        if let Some(i) = self.held.iter().rposition(|&h| h == hold) {
+            self.held.remove(i);
+        }
+    }
+}
+
+/// Holds an [`AccessTag`] keeps inline; more (locks nested deeper) are
+/// shared.
+const INLINE_HOLDS: usize = 3;
+
+/// The locks a thread held at an access. Every access inside a section is
+/// tagged with them, and a vector each was most of peeking's allocations:
+/// a few are kept inline.
+#[derive(Clone, Debug)]
+pub(crate) enum Holds {
+    Inline {
+        len: u8,
+        holds: [Hold; INLINE_HOLDS],
+    },
+    Shared(Arc<[Hold]>),
+}
+
+impl Holds {
+    /// `held`, and `also` after them.
+    pub(crate) fn of(held: &[Hold], also: Option<Hold>) -> Holds {
+        let len = held.len() + usize::from(also.is_some());
+        if len > INLINE_HOLDS {
+            return Holds::Shared(held.iter().copied().chain(also).collect());
+        }
+        let unused = Hold {
+            lock: ObjectIdx(0),
+            shared: false,
+        };
+        let mut holds = [unused; INLINE_HOLDS];
+        for (slot, h) in holds.iter_mut().zip(held.iter().copied().chain(also)) {
+            *slot = h;
+        }
+        Holds::Inline {
+            len: len as u8,
+            holds,
+        }
+    }
+
+    /// The holds, in order.
+    pub(crate) fn as_slice(&self) -> &[Hold] {
+        match self {
+            Holds::Inline { len, holds } => &holds[..*len as usize],
+            Holds::Shared(holds) => holds,
+        }
+    }
 }
 
 /// The pure part a thread is in.
@@ -101,7 +161,7 @@ pub(crate) struct AccessTag {
     /// The pure part it belongs to, if any.
     pub section: Option<usize>,
     /// Locks its thread held (upgraded or pure) when it ran.
-    pub holds: Vec<Hold>,
+    pub holds: Holds,
 }
 
 /// The accesses of one object that a new access may depend on directly,
@@ -173,6 +233,26 @@ pub(crate) fn violation_message(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn holds_keep_their_order_inline_and_beyond() {
+        let h = |lock, shared| Hold {
+            lock: ObjectIdx(lock),
+            shared,
+        };
+        let none = Holds::of(&[], None);
+        assert!(none.as_slice().is_empty());
+        let two = Holds::of(&[h(4, false)], Some(h(2, true)));
+        assert!(matches!(two, Holds::Inline { .. }));
+        assert_eq!(two.as_slice(), &[h(4, false), h(2, true)]);
+        let held = [h(1, false), h(2, true), h(3, false)];
+        let four = Holds::of(&held, Some(h(9, false)));
+        assert!(matches!(four, Holds::Shared(_)));
+        assert_eq!(
+            four.as_slice(),
+            &[h(1, false), h(2, true), h(3, false), h(9, false)]
+        );
+    }
 
     #[test]
     fn a_violation_inside_a_shim_names_the_users_calls_and_lines() {

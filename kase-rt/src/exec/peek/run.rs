@@ -10,7 +10,7 @@ use super::super::clock::VectorClock;
 use super::super::execution::Execution;
 use super::super::object::ObjectDetail;
 use super::super::thread::Pending;
-use super::{AccessTag, DirectTag, Hold, PurePart, Section, MAX_PURE_STEPS};
+use super::{AccessTag, DirectTag, Hold, Holds, PurePart, Section, MAX_PURE_STEPS};
 
 impl Execution {
     /// Whether the current thread is inside a pure part of a critical
@@ -148,8 +148,12 @@ impl Execution {
                     event: tag.event,
                     thread: tag.thread,
                     section: tag.section,
-                    held_mine: mine
-                        .is_some_and(|m| tag.holds.iter().any(|h| h.excludes(m.lock, m.shared))),
+                    held_mine: mine.is_some_and(|m| {
+                        tag.holds
+                            .as_slice()
+                            .iter()
+                            .any(|h| h.excludes(m.lock, m.shared))
+                    }),
                 }),
         );
         // A blocking acquisition runs only when no section that excludes it
@@ -180,7 +184,7 @@ impl Execution {
                 } else if !self
                     .thread(t)
                     .peek
-                    .held
+                    .held()
                     .iter()
                     .any(|h| h.excludes(other.lock, other.shared))
                 {
@@ -274,7 +278,7 @@ impl Execution {
                     section,
                     steps: 0,
                 });
-                thread.peek.held.push(hold(lock, shared));
+                thread.peek.hold(hold(lock, shared));
             }
             (kind, Some(lock)) if kind.ends_pure_part() => {
                 let release = self.thread(t).hb.clock.clone();
@@ -286,29 +290,23 @@ impl Execution {
                 let thread = self.thread_mut(t);
                 thread.peek.pure = None;
                 match kind {
-                    OpKind::PeekUnlock => super::release(&mut thread.peek.held, hold(lock, false)),
-                    OpKind::PeekReadUnlock => {
-                        super::release(&mut thread.peek.held, hold(lock, true))
-                    }
+                    OpKind::PeekUnlock => thread.peek.release(hold(lock, false)),
+                    OpKind::PeekReadUnlock => thread.peek.release(hold(lock, true)),
                     _ => {}
                 }
             }
             (OpKind::Lock | OpKind::TryLock, Some(o)) if acquired && is_lock(self, o) => {
-                self.thread_mut(t).peek.held.push(hold(o, false));
+                self.thread_mut(t).peek.hold(hold(o, false));
             }
             (OpKind::SharedLock | OpKind::SharedTryLock, Some(o)) if acquired => {
-                self.thread_mut(t).peek.held.push(hold(o, true));
+                self.thread_mut(t).peek.hold(hold(o, true));
             }
-            (OpKind::Unlock, Some(o)) => {
-                super::release(&mut self.thread_mut(t).peek.held, hold(o, false))
-            }
-            (OpKind::SharedUnlock, Some(o)) => {
-                super::release(&mut self.thread_mut(t).peek.held, hold(o, true));
-            }
+            (OpKind::Unlock, Some(o)) => self.thread_mut(t).peek.release(hold(o, false)),
+            (OpKind::SharedUnlock, Some(o)) => self.thread_mut(t).peek.release(hold(o, true)),
             (OpKind::Downgrade, Some(o)) => {
-                let held = &mut self.thread_mut(t).peek.held;
-                super::release(held, hold(o, false));
-                held.push(hold(o, true));
+                let peek = &mut self.thread_mut(t).peek;
+                peek.release(hold(o, false));
+                peek.hold(hold(o, true));
             }
             _ => {
                 if let Some(part) = &mut self.thread_mut(t).peek.pure {
@@ -317,13 +315,13 @@ impl Execution {
             }
         }
         if let Some(object) = action.object.filter(|_| action.kind.props().peek_tagged) {
-            let mut holds = self.thread(t).peek.held.clone();
             // It held the lock up to this event.
-            match action.kind {
-                OpKind::Unlock => holds.push(hold(object, false)),
-                OpKind::SharedUnlock => holds.push(hold(object, true)),
-                _ => {}
-            }
+            let released = match action.kind {
+                OpKind::Unlock => Some(hold(object, false)),
+                OpKind::SharedUnlock => Some(hold(object, true)),
+                _ => None,
+            };
+            let holds = Holds::of(self.thread(t).peek.held(), released);
             let tag = AccessTag {
                 event: at,
                 thread: t,

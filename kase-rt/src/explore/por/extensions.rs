@@ -3,6 +3,7 @@
 //! object (the generalised `cexp` of `POR-DESIGN.md`).
 
 use crate::exec::dependence::Access;
+use crate::exec::gate::Gate;
 use crate::exec::{Action, ObjectKind, OpKind, ThreadIdx};
 
 use super::names::Name;
@@ -116,7 +117,7 @@ impl Por {
     ) {
         let name = self.u.names.find(name);
         let chain = &chains.writes[range.0..range.1];
-        let seen = pred
+        let mut seen = pred
             .and_then(|p| self.u.frontier(p, name))
             .unwrap_or_default();
         // `seen.write` lies in `[pred]`, so in `C`: found by its position.
@@ -162,8 +163,9 @@ impl Por {
                 continue;
             }
             let all_reads = &chains.reads[link.reads.0..link.reads.1];
+            // Only one write of the chain is the one `pred` saw.
             let required: Vec<EventId> = if w == seen.write {
-                seen.reads.clone()
+                std::mem::take(&mut seen.reads)
             } else {
                 Vec::new()
             };
@@ -180,8 +182,10 @@ impl Por {
                 })
                 .take(MAX_READ_SUBSET)
                 .collect();
+            let (mut set, mut closure) = (Vec::new(), Vec::new());
             for mask in 0u32..(1 << optional.len()) {
-                let mut set = required.clone();
+                set.clear();
+                set.extend_from_slice(&required);
                 set.extend(
                     optional
                         .iter()
@@ -190,24 +194,22 @@ impl Por {
                         .map(|(_, &r)| r),
                 );
                 // Reads of `w` below the chosen ones are in the history too.
-                let closure: Vec<EventId> = all_reads
-                    .iter()
-                    .copied()
-                    .filter(|&r| !set.contains(&r) && set.iter().any(|&s| self.u.leq(r, s)))
-                    .collect();
-                set.extend(closure);
+                closure.clear();
+                closure.extend(
+                    all_reads
+                        .iter()
+                        .copied()
+                        .filter(|&r| !set.contains(&r) && set.iter().any(|&s| self.u.leq(r, s))),
+                );
+                set.extend_from_slice(&closure);
                 set.sort_unstable();
                 set.dedup();
-                if !gate.enabled(kind, t, &self.u.read_ops(&set)) {
+                if gate != Gate::Open && !gate.enabled(kind, t, &self.u.read_ops(&set)) {
                     continue;
                 }
-                let preds = if set.is_empty() {
-                    w.into_iter().collect()
-                } else {
-                    set
-                };
-                if let Some(extra) = self.settle(t, kind, name, pred, w, &preds) {
-                    self.u.intern(t, kind, Some(name), pred, &preds, &extra);
+                let preds = if set.is_empty() { w.as_slice() } else { &set };
+                if let Some(extra) = self.settle(t, kind, name, pred, w, preds) {
+                    self.u.intern(t, kind, Some(name), pred, preds, &extra);
                 }
             }
         }

@@ -119,7 +119,9 @@ impl Por {
         if !self.u.get(rep).kind.ends_pure_part() {
             return UnitChain::One([rep]);
         }
-        let mut chain = vec![rep];
+        // A pure part is a few events: room for most without growing.
+        let mut chain = Vec::with_capacity(8);
+        chain.push(rep);
         let mut e = rep;
         while !self.u.get(e).kind.starts_pure_part() {
             match self.u.thread_parent(e) {

@@ -39,17 +39,15 @@ impl ObjState {
     /// last write before `len` and the reads of it since.
     pub(super) fn frontier_at(&self, len: usize) -> Frontier {
         let end = self.accesses.partition_point(|&(pos, ..)| pos < len);
-        let mut f = Frontier::default();
-        for &(_, e, access) in self.accesses[..end].iter().rev() {
-            match access {
-                Access::Read => f.reads.push(e),
-                Access::Write => {
-                    f.write = Some(e);
-                    break;
-                }
-            }
-        }
-        f.reads.reverse();
+        let before = &self.accesses[..end];
+        let last_write = before.iter().rposition(|&(_, _, a)| a == Access::Write);
+        let reads = &before[last_write.map_or(0, |w| w + 1)..];
+        // Room for one more: callers often record the next access.
+        let mut f = Frontier {
+            write: last_write.map(|w| before[w].1),
+            reads: Vec::with_capacity(reads.len() + 1),
+        };
+        f.reads.extend(reads.iter().map(|&(_, e, _)| e));
         f
     }
 }
