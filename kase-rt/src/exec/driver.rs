@@ -427,6 +427,8 @@ pub(crate) fn run(
         .flatten()
         .filter_map(|t| Some(t.pending?.action))
         .collect();
+    // Read before the buffers go back: they take the sections with them.
+    let peeked = exec.peeking && !exec.sections.all.is_empty();
     exec.keep_buffers(spare);
     Outcome {
         events: exec.events,
@@ -437,7 +439,7 @@ pub(crate) fn run(
         interner: exec.interner,
         objects,
         owners,
-        peeking: exec.peeking && !exec.sections.all.is_empty(),
+        peeking: peeked,
         peek_violation: exec.peek_violation,
         weak,
         weak_schedule,

@@ -160,6 +160,10 @@ pub(crate) struct Buffers {
     threads: Vec<Option<ThreadState>>,
     enabled_log: Vec<u64>,
     atomic_bits: Vec<(u64, u64)>,
+    /// Peeking's records: with many reads of a lock since its last write
+    /// (a pure section's lock is a read), growing them anew each execution
+    /// cost more than the checks.
+    sections: Sections,
 }
 
 impl Execution {
@@ -176,6 +180,8 @@ impl Execution {
         let threads = std::mem::take(&mut spare.threads);
         let enabled_log = std::mem::take(&mut spare.enabled_log);
         let atomic_bits = std::mem::take(&mut spare.atomic_bits);
+        let sections = std::mem::take(&mut spare.sections);
+        debug_assert!(sections.all.is_empty() && sections.direct.is_empty());
         debug_assert!(events.is_empty() && objects.is_empty() && threads.is_empty());
         debug_assert!(enabled_log.is_empty() && atomic_bits.is_empty());
         let mut exec = Execution {
@@ -188,7 +194,7 @@ impl Execution {
             unwinding_steps: 0,
             peeking: limits.peeking,
             spin_memo: limits.spin_memo.clone(),
-            sections: Sections::default(),
+            sections,
             peek_violation: None,
             arcs: Vec::new(),
             live_arcs: Vec::new(),
@@ -338,6 +344,11 @@ impl Execution {
         spare.threads = cleared(std::mem::take(&mut self.threads));
         spare.enabled_log = cleared(std::mem::take(&mut self.enabled_log));
         spare.atomic_bits = cleared(std::mem::take(&mut self.atomic_bits));
+        let Sections { all, direct } = std::mem::take(&mut self.sections);
+        spare.sections = Sections {
+            all: cleared(all),
+            direct: cleared(direct),
+        };
     }
 
     /// Marks `object` as accessed in an order that matters both ways: an
