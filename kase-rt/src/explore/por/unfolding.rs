@@ -146,7 +146,7 @@ pub(crate) struct Event {
     /// Its object predecessors, then its extra ones, then its thread
     /// maxima, in one allocation ([`obj_preds`](Self::obj_preds),
     /// [`extra`](Self::extra), [`tmax_at`](Self::tmax_at)).
-    preds: Box<[EventId]>,
+    packed: Box<[EventId]>,
     n_obj: u32,
     n_extra: u32,
     /// With peeking, the mutex whose pure part it belongs to (its
@@ -163,25 +163,25 @@ pub(crate) struct Event {
     pub modified: bool,
 }
 
-/// A thread maximum of `Event::preds` that is none (no event id reaches it).
+/// A thread maximum of `Event::packed` that is none (no event id reaches it).
 const NO_EVENT: EventId = EventId::MAX;
 
 impl Event {
     /// Maximal events on its object in its history (sorted).
     pub(crate) fn obj_preds(&self) -> &[EventId] {
-        &self.preds[..self.n_obj as usize]
+        &self.packed[..self.n_obj as usize]
     }
 
     /// With critical-section peeking, the ends of other pure parts of the
     /// same mutex it depends on (rule R of POR-DESIGN.md; sorted).
     pub(crate) fn extra(&self) -> &[EventId] {
-        &self.preds[self.n_obj as usize..(self.n_obj + self.n_extra) as usize]
+        &self.packed[self.n_obj as usize..(self.n_obj + self.n_extra) as usize]
     }
 
     /// For each thread (by index, up to the last one its history has),
     /// its maximal event in the history, or `NO_EVENT`.
     fn tmax_raw(&self) -> &[EventId] {
-        &self.preds[(self.n_obj + self.n_extra) as usize..]
+        &self.packed[(self.n_obj + self.n_extra) as usize..]
     }
 
     /// The maximal event of thread index `t` in its history.
@@ -526,7 +526,7 @@ impl Unfolding {
             packed.resize(tmax_at + thread.index() + 1, NO_EVENT);
         }
         packed[tmax_at + thread.index()] = id;
-        let preds: Box<[EventId]> = packed.as_slice().into();
+        let packed_event: Box<[EventId]> = packed.as_slice().into();
         self.packed = packed;
         let own = name.map(|n| self.names.find(n));
         let joined = self.joined_frontiers(id, pred, obj_preds, extra, own, |u, f| {
@@ -560,7 +560,7 @@ impl Unfolding {
             kind,
             name,
             pred,
-            preds,
+            packed: packed_event,
             n_obj: obj_preds.len() as u32,
             n_extra: extra.len() as u32,
             pure_of,
