@@ -21,7 +21,7 @@ where
 ///
 /// | field | `LOOM_*` variable | in kase |
 /// |---|---|---|
-/// | `preemption_bound` | `LOOM_MAX_PREEMPTIONS` | `Builder::preemption_bound` (the bounded search) |
+/// | `preemption_bound` | `LOOM_MAX_PREEMPTIONS` | `Builder::preemption_bound` (the bounded search, after a trial without the bound that explores a small model whole: `KASE_UNBOUNDED_TRIAL`) |
 /// | `max_branches` | `LOOM_MAX_BRANCHES` | `Builder::max_steps`: visible operations per execution |
 /// | `max_permutations` | `LOOM_MAX_PERMUTATIONS` | `Builder::max_executions` |
 /// | `max_duration` | `LOOM_MAX_DURATION` (seconds) | `Builder::max_duration` |
@@ -144,7 +144,9 @@ mod tests {
         builder.max_permutations = Some(3);
         // A model with more than 3 executions within one preemption: the
         // budget stops it, accepted as loom accepts it.
-        let report = builder.kase().explore(|| {
+        // (The bound applied at once: a trial without it would stop at
+        // the budget first.)
+        let report = builder.kase().unbounded_trial(0).explore(|| {
             use kase_rt::sync::atomic::{AtomicUsize, Ordering::SeqCst};
             let n = AtomicUsize::new(0);
             kase_rt::thread::scope(|s| {

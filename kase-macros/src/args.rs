@@ -20,6 +20,7 @@ pub(crate) const TEST_KEYS: &[&str] = &[
     "max_executions",
     "max_duration",
     "preemption_bound",
+    "unbounded_trial",
     "allow_incomplete",
     "max_steps",
     "stack_size",
@@ -47,6 +48,7 @@ enum Setter {
     Alternatives(Option<u64>),
     MaxExecutions(u64),
     PreemptionBound(u64),
+    UnboundedTrial(u64),
     MaxDuration { secs: u64, nanos: u32 },
     MaxSteps(u64),
     StackSize(u64),
@@ -88,6 +90,7 @@ impl Args {
                     let n = k_usize(*n, span);
                     quote_spanned!(span=> .preemption_bound(#n))
                 }
+                Setter::UnboundedTrial(n) => quote_spanned!(span=> .unbounded_trial(#n)),
                 Setter::MaxDuration { secs, nanos } => quote_spanned!(span=>
                     .max_duration(::core::time::Duration::new(#secs, #nanos))
                 ),
@@ -289,6 +292,7 @@ fn apply(args: &mut Args, key: &str, key_span: Span, value: &Expr) -> syn::Resul
         },
         "max_executions" => Setter::MaxExecutions(int(value, "u64")?),
         "preemption_bound" => Setter::PreemptionBound(int(value, "usize")?),
+        "unbounded_trial" => Setter::UnboundedTrial(int(value, "u64")?),
         "max_steps" => Setter::MaxSteps(int(value, "u64")?),
         "stack_size" => {
             let n = int(value, "usize")?;

@@ -108,6 +108,7 @@ use rewrite::Rewriter;
 /// | `max_executions` | integer | `.max_executions(n)` |
 /// | `max_duration` | `"30s"`, `"500ms"`, `"1.5s"`, `"2m"`, `"2min"`, `"30"` (units ns, us, ms, s, m or min, h; none: seconds; the grammar of `KASE_MAX_DURATION`) | `.max_duration(d)` |
 /// | `preemption_bound` | integer | `.preemption_bound(n)`: only executions with at most n preemptions |
+/// | `unbounded_trial` | integer | `.unbounded_trial(n)`: executions first spent without the preemption bound (0: none) |
 /// | `allow_incomplete` | `bool` (default `false`) | `.allow_incomplete(…)`: pass when a budget stopped the exploration early |
 /// | `max_steps` | integer | `.max_steps(n)` |
 /// | `stack_size` | integer (bytes) | `.stack_size(n)` |

@@ -49,6 +49,7 @@ impl Builder {
     /// | `KASE_MAX_EXECUTIONS` | a number | [`max_executions`](Self::max_executions) |
     /// | `KASE_MAX_DURATION` | a duration: `30s`, `500ms`, `1.5s`, `2m`, `2min`, `1h`, `30` (seconds); units ns, us, ms, s, m/min, h | [`max_duration`](Self::max_duration) |
     /// | `KASE_MAX_PREEMPTIONS` | a number | [`preemption_bound`](Self::preemption_bound) |
+    /// | `KASE_UNBOUNDED_TRIAL` | a number | [`unbounded_trial`](Self::unbounded_trial) |
     /// | `KASE_ALLOW_INCOMPLETE` | `1` \| `0` | [`allow_incomplete`](Self::allow_incomplete) |
     /// | `KASE_MAX_STEPS` | a number | [`max_steps`](Self::max_steps) |
     /// | `KASE_STACK_SIZE` | a number of bytes | [`stack_size`](Self::stack_size) |
@@ -172,6 +173,14 @@ impl Builder {
     /// runs the bounded oracle itself: every interleaving within the bound
     /// ([`Report::reduction`] is then false).
     ///
+    /// A model small enough needs no bound: with
+    /// [`Strategy::Por`](crate::Strategy::Por), kase first explores without
+    /// it, for at most [`unbounded_trial`](Self::unbounded_trial)
+    /// executions (256 by default). If that finishes, the result holds for
+    /// every execution ([`Report::complete`], [`Report::preemption_bound`]
+    /// is `None`), and a failure it finds may take more than `n`
+    /// preemptions; otherwise kase discards it and explores with the bound.
+    ///
     /// If the bound left out some execution, the [`Report`] is not
     /// [`complete`](Report::complete) but
     /// [`complete_within_bound`](Report::complete_within_bound), and says
@@ -205,14 +214,61 @@ impl Builder {
     ///     t.join().unwrap();
     ///     assert_eq!(x.load(SeqCst), 2);
     /// };
-    /// let report = Builder::new().preemption_bound(0).explore(lost_update);
+    /// // The bound applied at once (no trial without it):
+    /// let bounded = || Builder::new().unbounded_trial(0);
+    /// let report = bounded().preemption_bound(0).explore(lost_update);
     /// assert!(report.failure().is_none());
     /// assert!(report.complete_within_bound() && !report.complete());
-    /// let report = Builder::new().preemption_bound(1).explore(lost_update);
+    /// let report = bounded().preemption_bound(1).explore(lost_update);
+    /// assert!(report.failure().is_some());
+    /// // This model is small: the trial explores all of it and finds the
+    /// // lost update, whatever the bound.
+    /// let report = Builder::new().preemption_bound(0).explore(lost_update);
     /// assert!(report.failure().is_some());
     /// ```
     pub fn preemption_bound(mut self, n: usize) -> Self {
         self.settings.preemption_bound = Some(n);
+        self
+    }
+
+    /// Under a [`preemption_bound`](Self::preemption_bound), how many
+    /// executions kase first spends exploring without the bound (default
+    /// 256; `KASE_UNBOUNDED_TRIAL`, `unbounded_trial = n` in
+    /// `#[kase::test]`). `0` applies the bound from the first execution, as
+    /// loom does.
+    ///
+    /// Most models in loom suites are small: explored whole they take fewer
+    /// executions than the bounded search (which may run an execution graph
+    /// more than once to keep every one within the bound), and the result
+    /// then holds for every execution, not only up to the bound. A model
+    /// that does not finish within the trial is explored again with the
+    /// bound, from the start; the trial also ends early when the explorer
+    /// estimates that it needs several times the executions left. The
+    /// trial's executions count in [`Report::executions`] and, when
+    /// discarded, in [`Report::discarded_executions`]; the budgets hold for
+    /// both together.
+    ///
+    /// ```
+    /// # extern crate kase_rt as kase;
+    /// use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    /// use kase::{thread, Builder};
+    ///
+    /// let model = || {
+    ///     static X: AtomicUsize = AtomicUsize::new(0);
+    ///     let t = thread::spawn(|| X.store(1, SeqCst));
+    ///     X.load(SeqCst);
+    ///     t.join().unwrap();
+    /// };
+    /// let report = Builder::new().preemption_bound(2).explore(model);
+    /// assert!(report.complete() && report.preemption_bound().is_none());
+    /// let report = Builder::new()
+    ///     .preemption_bound(2)
+    ///     .unbounded_trial(0)
+    ///     .explore(model);
+    /// assert_eq!(report.preemption_bound(), Some(2));
+    /// ```
+    pub fn unbounded_trial(mut self, executions: u64) -> Self {
+        self.settings.unbounded_trial = executions;
         self
     }
 

@@ -24,6 +24,10 @@ pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
 /// interleaving may run after a failure (see
 /// [`Builder::minimize`](crate::Builder::minimize)).
 pub const DEFAULT_MINIMIZE: u64 = 1_000;
+/// Default number of executions a search under a preemption bound first
+/// spends exploring without the bound (see
+/// [`Builder::unbounded_trial`](crate::Builder::unbounded_trial)).
+pub const DEFAULT_UNBOUNDED_TRIAL: u64 = 256;
 /// Whether critical-section peeking is on by default (see
 /// [`Builder::peeking`](crate::Builder::peeking)).
 pub const DEFAULT_PEEKING: bool = true;
@@ -38,6 +42,13 @@ pub(crate) struct Settings {
     /// At most this many preemptions per execution
     /// (`Builder::preemption_bound`, `KASE_MAX_PREEMPTIONS`).
     pub preemption_bound: Option<usize>,
+    /// Under a preemption bound, executions first spent exploring without
+    /// it (`Builder::unbounded_trial`, `KASE_UNBOUNDED_TRIAL`; 0: none).
+    pub unbounded_trial: u64,
+    /// Set by the pipeline for that trial: it stops, silently, once this
+    /// many executions of the call ran (counting `spent`), or once the
+    /// explorer's estimate says it would take more than that.
+    pub trial_limit: Option<u64>,
     /// `check` passes an exploration a budget cut short
     /// (`Builder::allow_incomplete`, `KASE_ALLOW_INCOMPLETE`).
     pub allow_incomplete: bool,
@@ -109,6 +120,8 @@ impl Default for Settings {
             max_executions: None,
             max_duration: None,
             preemption_bound: None,
+            unbounded_trial: DEFAULT_UNBOUNDED_TRIAL,
+            trial_limit: None,
             allow_incomplete: false,
             max_steps: DEFAULT_MAX_STEPS,
             spurious_wakeups: false,
@@ -214,6 +227,11 @@ pub(crate) const VARS: &[Var] = &[
         name: "KASE_MAX_PREEMPTIONS",
         form: "a number of preemptions, e.g. 2",
         read: Read::Text(|s, v| v.parse().ok().map(|n| s.preemption_bound = Some(n))),
+    },
+    Var {
+        name: "KASE_UNBOUNDED_TRIAL",
+        form: "a number of executions, e.g. 256 (0: apply the bound at once)",
+        read: Read::Text(|s, v| v.parse().ok().map(|n| s.unbounded_trial = n)),
     },
     Var {
         name: "KASE_ALLOW_INCOMPLETE",

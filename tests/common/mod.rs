@@ -22,6 +22,13 @@ pub fn temp_dir(who: &str) -> PathBuf {
     dir
 }
 
+/// A builder with preemption bound `bound` applied from the first
+/// execution (no trial without it, `Builder::unbounded_trial`): what tests
+/// of the bounded search itself explore with.
+pub fn bounded(bound: usize) -> Builder {
+    Builder::new().preemption_bound(bound).unbounded_trial(0)
+}
+
 /// Explores `model` with POR and with the exhaustive oracle (default
 /// settings, so critical-section peeking on): they find the same failure
 /// kind, and without a failure POR runs exactly one execution per trace of

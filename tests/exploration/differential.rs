@@ -18,6 +18,7 @@ use kase::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use kase::sync::{Arc, Condvar, Mutex, RwLock};
 use kase::{thread, Alternatives, Builder, Report, Strategy};
 
+use crate::common::bounded;
 use crate::common::rng::Rng;
 
 #[derive(Clone, Debug)]
@@ -588,8 +589,7 @@ fn check_bounded(seed: u64, ops: usize) -> bool {
             return false;
         }
         for peeking in [false, true] {
-            let (por, outcomes) =
-                explore(&p, Builder::new().peeking(peeking).preemption_bound(bound));
+            let (por, outcomes) = explore(&p, bounded(bound).peeking(peeking));
             assert_eq!(
                 por.failure().map(|f| f.kind()),
                 oracle_failure,

@@ -136,9 +136,7 @@ fn three_threads_program() -> Vec<Vec<Op>> {
     ]
 }
 
-fn bounded(bound: usize) -> Builder {
-    Builder::new().preemption_bound(bound)
-}
+use crate::common::bounded;
 
 #[test]
 fn bound_zero_runs_only_the_non_preemptive_interleaving() {
@@ -382,4 +380,110 @@ fn a_thread_blocked_on_a_held_lock_keeps_its_outcomes_at_bound_one() {
     let oracle = outcomes(Strategy::Exhaustive);
     assert!(oracle.contains(&(1, 0, 1)), "{oracle:?}");
     assert_eq!(outcomes(Strategy::Por), oracle);
+}
+
+/// Three threads each storing three times to one atomic: 1 680 traces, far
+/// more than the default trial without the bound.
+fn three_times_three() {
+    let x = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..2)
+        .map(|t| {
+            let x = x.clone();
+            thread::spawn(move || (0..3).for_each(|i| x.store(10 * t + i, SeqCst)))
+        })
+        .collect();
+    (0..3).for_each(|i| x.store(20 + i, SeqCst));
+    handles.into_iter().for_each(|h| h.join().unwrap());
+}
+
+#[test]
+fn a_small_model_is_explored_whole_before_any_bound() {
+    // The lost update needs one preemption, but the trial without the bound
+    // explores all of it: the bug is found at bound 0, and the report holds
+    // no bound.
+    let report = Builder::new().preemption_bound(0).explore(lost_update);
+    assert_eq!(
+        report.failure().map(|f| f.kind()),
+        Some(FailureKind::Panic),
+        "{report}"
+    );
+    assert_eq!(report.preemption_bound(), None, "{report}");
+    // Without a bug: complete outright, in the executions of the search
+    // without a bound, none discarded, and no note about the bound.
+    let model = two_threads(2, 2);
+    let report = Builder::new().preemption_bound(0).explore(&model);
+    let unbounded = Builder::new().explore(&model);
+    assert!(report.complete() && report.failure().is_none(), "{report}");
+    assert_eq!(report.preemption_bound(), None, "{report}");
+    assert_eq!(report.executions(), unbounded.executions(), "{report}");
+    assert_eq!(report.discarded_executions(), 0, "{report}");
+    assert!(report.warnings().is_empty(), "{:?}", report.warnings());
+    // The bounded oracle is never given a trial: it is what the bounded
+    // reduction is checked against.
+    let oracle = Builder::new()
+        .preemption_bound(0)
+        .strategy(Strategy::Exhaustive)
+        .explore(lost_update);
+    assert!(oracle.failure().is_none(), "{oracle}");
+}
+
+#[test]
+fn a_model_beyond_the_trial_is_explored_again_with_the_bound() {
+    // A trial of 10 executions cannot finish 1 680 traces: it is discarded
+    // and the bounded search runs as it would have alone.
+    let alone = bounded(1).explore(three_times_three);
+    let report = Builder::new()
+        .preemption_bound(1)
+        .unbounded_trial(10)
+        .explore(three_times_three);
+    assert_eq!(report.discarded_executions(), 10, "{report}");
+    assert_eq!(
+        report.executions(),
+        alone.executions() + 10,
+        "{report}\n{alone}"
+    );
+    assert_eq!(report.preemption_bound(), Some(1), "{report}");
+    assert!(
+        report.complete_within_bound() && !report.complete(),
+        "{report}"
+    );
+    // The default trial gives up before its 256 executions once the
+    // search tree says the model needs many times that.
+    let report = Builder::new()
+        .preemption_bound(1)
+        .explore(three_times_three);
+    let discarded = report.discarded_executions();
+    assert!((32..256).contains(&discarded), "{report}");
+    assert_eq!(report.executions(), alone.executions() + discarded);
+}
+
+#[test]
+fn the_budgets_hold_for_the_trial_and_the_bounded_search_together() {
+    let report = Builder::new()
+        .preemption_bound(1)
+        .unbounded_trial(10)
+        .max_executions(25)
+        .allow_incomplete(true)
+        .explore(three_times_three);
+    assert_eq!(report.executions(), 25, "{report}");
+    assert!(
+        !report.complete() && !report.complete_within_bound(),
+        "{report}"
+    );
+    // Stopped during the trial: the budget's message, not a bound's.
+    let report = Builder::new()
+        .preemption_bound(1)
+        .max_executions(5)
+        .allow_incomplete(true)
+        .explore(three_times_three);
+    assert_eq!(report.executions(), 5, "{report}");
+    assert_eq!(report.preemption_bound(), None, "{report}");
+    assert!(
+        report
+            .warnings()
+            .iter()
+            .any(|w| w.contains("max_executions = 5")),
+        "{:?}",
+        report.warnings()
+    );
 }

@@ -12,7 +12,7 @@ use kase::{thread, Builder, FailureKind, Report, Strategy};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use crate::common::optimal;
+use crate::common::{bounded, optimal};
 
 struct SpinLock(AtomicBool);
 
@@ -479,9 +479,7 @@ fn a_spin_over_several_atomics_waits_for_any_of_them_to_change() {
         exhaustive.complete() && exhaustive.failure().is_none(),
         "{exhaustive}"
     );
-    let bounded = Builder::new()
-        .preemption_bound(2)
-        .explore(spin_over_two_atomics);
+    let bounded = bounded(2).explore(spin_over_two_atomics);
     assert!(
         bounded.complete_within_bound() && bounded.failure().is_none(),
         "{bounded:?}"
@@ -760,7 +758,7 @@ fn the_bounded_reduction_takes_a_spin_over_several_atomics() {
         (report, outcomes.into_inner().unwrap())
     };
     for bound in 0..=2 {
-        let (reduced, reduced_seen) = seen(Builder::new().preemption_bound(bound));
+        let (reduced, reduced_seen) = seen(bounded(bound));
         let (oracle, oracle_seen) = seen(
             Builder::new()
                 .strategy(Strategy::Exhaustive)
@@ -788,7 +786,7 @@ fn the_bounded_reduction_takes_a_spin_that_waits_for_another_thread() {
         (Relaxed, kase::MemoryModel::Rc11),
     ] {
         for bound in 0..=3 {
-            let builder = Builder::new().memory_model(model).preemption_bound(bound);
+            let builder = bounded(bound).memory_model(model);
             let (reduced, reduced_seen) = outcomes(builder.clone(), order);
             let (oracle, oracle_seen) = outcomes(builder.strategy(Strategy::Exhaustive), order);
             let context = format!("{model:?}, bound {bound}: {reduced}");

@@ -805,7 +805,7 @@ fn once_fast_paths_read_the_latest_state_and_lose_no_initialiser() {
         (seen.into_inner().unwrap(), report)
     };
     for bound in 0..=2 {
-        let bounded = || Builder::new().preemption_bound(bound);
+        let bounded = || crate::common::bounded(bound);
         let (reduced, _) = outcomes(bounded(), 2, true);
         let (oracle, _) = outcomes(bounded().strategy(Strategy::Exhaustive), 2, true);
         assert_eq!(

@@ -39,6 +39,7 @@ fn explorations() {
     let report = Builder::new()
         .name("progress::bounded")
         .preemption_bound(1)
+        .unbounded_trial(0)
         .explore(two_adds);
     assert_eq!(report.traces(), Some(2));
 }

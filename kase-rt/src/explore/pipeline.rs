@@ -184,10 +184,11 @@ fn explore_test(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
         }
     }
 
-    // 2. Explore: under a time budget, deepening the preemption bound.
-    let explored = match (config.preemption_bound, config.max_duration) {
-        (Some(bound), Some(_)) => deepen(config, runner, progress, bound),
-        _ => explore_once(config, runner, progress),
+    // 2. Explore: under a preemption bound, first without it while the
+    // model is small; under a time budget, deepening the bound.
+    let explored = match config.preemption_bound {
+        Some(bound) => bounded(config, runner, progress, bound),
+        None => explore_once(config, runner, progress),
     };
     let mut explored = explored;
     if let (Some(bound), None, None, true, false) = (
@@ -368,6 +369,12 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
                 )),
                 // Over RC11's graphs the report names the explorer.
                 None if runner.weak() => None,
+                // A bound is set: this is the trial without it.
+                None if config.trial_limit.is_some() => Some(format!(
+                    "kase: note: the partial-order reduction does not take this model ({why}); \
+                     trying every interleaving without the preemption bound first, after {n} \
+                     discarded execution{plural}."
+                )),
                 None => Some(format!(
                     "kase: note: the partial-order reduction does not take this model ({why}); \
                      exploring every interleaving instead, after {n} discarded execution{plural}. \
@@ -406,6 +413,55 @@ fn explore_once(config: &Settings, runner: &mut Runner<'_>, progress: &mut Progr
         }
         return explored;
     }
+}
+
+/// Under a preemption bound: first the search without it, for at most
+/// `unbounded_trial` executions. A model that small is then explored
+/// completely, in fewer executions than the bounded search takes (that one
+/// may run a graph more than once), and the result holds without a bound.
+/// If the trial does not finish, it is discarded and the bounded search
+/// starts (deepening the bound under a time budget). A failure or a budget
+/// met during the trial ends the exploration there, as anywhere.
+fn bounded(
+    config: &Settings,
+    runner: &mut Runner<'_>,
+    progress: &mut Progress,
+    bound: usize,
+) -> Report {
+    let with_bound =
+        |config: &Settings, runner: &mut Runner<'_>, progress: &mut Progress| match config
+            .max_duration
+        {
+            Some(_) => deepen(config, runner, progress, bound),
+            None => explore_once(config, runner, progress),
+        };
+    // The oracle stays bounded: it is what the bounded reduction is
+    // checked against.
+    if config.unbounded_trial == 0 || config.strategy != Strategy::Por {
+        return with_bound(config, runner, progress);
+    }
+    let start = Instant::now();
+    let trial = Settings {
+        preemption_bound: None,
+        trial_limit: Some(config.spent.executions + config.unbounded_trial),
+        ..config.clone()
+    };
+    let mut trial = explore_once(&trial, runner, progress);
+    if !trial.trial_exceeded {
+        return trial;
+    }
+    let settings = Settings {
+        spent: config.spent.plus(trial.executions, start.elapsed()),
+        // Once peeking was found unsafe for this model, it stays off.
+        peeking: trial.peeking,
+        ..config.clone()
+    };
+    let mut report = with_bound(&settings, runner, progress);
+    report.executions += trial.executions;
+    report.discarded += trial.executions;
+    trial.warnings.append(&mut report.warnings);
+    report.warnings = trial.warnings;
+    report
 }
 
 /// Iterative deepening: explores with at most 0 preemptions, then 1, …, up

@@ -61,6 +61,18 @@ pub(super) fn explore(
             report.stopped_by = Some(format!("max_duration = {max:?}"));
             break;
         }
+        if let Some(limit) = config.trial_limit {
+            if spent.executions + report.executions >= limit
+                || trial_too_big(
+                    report.executions,
+                    limit - spent.executions,
+                    explorer.explored(),
+                )
+            {
+                report.trial_exceeded = true;
+                break;
+            }
+        }
         let os_threads = (report.executions == 0).then(|| OsThreads::first_of(test.as_deref()));
         let Some(mut outcome) = runner.execute_until(&mut *explorer, deadline) else {
             // An execution still running at the deadline: cut, not counted.
@@ -170,7 +182,8 @@ pub(super) fn explore(
         report.traces = Some(traces.len() as u64);
     }
     let test = crate::stderr::test_name(config.test.as_ref().map(|t| t.full_name()));
-    if report.failure.is_none() {
+    // A trial's warnings come again from the exploration after it.
+    if report.failure.is_none() && !report.trial_exceeded {
         for warning in unseen {
             crate::stderr::warn(test.as_deref(), &warning);
             report.warnings.push(warning);
@@ -191,6 +204,19 @@ pub(super) fn explore(
         report.warnings.push(warning);
     }
     report
+}
+
+/// Executions a trial runs before its explorer's estimate may end it.
+const TRIAL_ESTIMATE_AFTER: u64 = 32;
+
+/// Whether a trial that ran `executions` of its `left` should give up
+/// early: the explorer estimates (`explored`, the part of its tree done)
+/// that it needs several times what is left. The estimate is rough early
+/// on, so it is trusted only by a wide margin; giving up wrongly only costs
+/// the bounded search the trial would have spared.
+fn trial_too_big(executions: u64, left: u64, explored: Option<f64>) -> bool {
+    executions >= TRIAL_ESTIMATE_AFTER
+        && explored.is_some_and(|part| executions as f64 > 4.0 * left as f64 * part)
 }
 
 /// Why `outcome` shows that peeking may miss behaviours, if it does: a D1

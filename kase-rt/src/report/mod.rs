@@ -46,6 +46,10 @@ pub struct Report {
     /// Why peeking had to be turned off (only between `search::explore`
     /// and the pipeline, which explores again).
     pub(crate) peek_fallback: Option<String>,
+    /// The trial without the preemption bound stopped at its limit (only
+    /// between `search::explore` and the pipeline, which then explores
+    /// with the bound).
+    pub(crate) trial_exceeded: bool,
     /// The preemption bound the result holds up to, if one was set.
     pub(crate) preemption_bound: Option<usize>,
     /// Every execution within `preemption_bound` was explored (false
@@ -94,6 +98,7 @@ impl Report {
             peeking: false,
             discarded: 0,
             peek_fallback: None,
+            trial_exceeded: false,
             preemption_bound: None,
             complete_within_bound: false,
             cut: false,
@@ -219,8 +224,11 @@ impl Report {
     /// The [preemption bound](crate::Builder::preemption_bound) the result
     /// holds up to: the bound set, or, when kase deepened the bound under a
     /// time budget, the deepest bound it explored fully (or the one it was
-    /// exploring when it found a failure). `None` without a bound, or if a
-    /// budget stopped even bound 0.
+    /// exploring when it found a failure). `None` without a bound, if a
+    /// budget stopped even bound 0, or if the
+    /// [trial without the bound](crate::Builder::unbounded_trial) ended the
+    /// exploration (it explored everything, found a failure, or ran out of
+    /// a budget).
     pub fn preemption_bound(&self) -> Option<usize> {
         self.preemption_bound
     }
