@@ -303,7 +303,8 @@ fn explore(
                 .max_executions(cap)
                 .__graphs_from_start();
             match bound {
-                Some(bound) => builder.preemption_bound(bound),
+                // The bounded search itself, not a trial without the bound.
+                Some(bound) => builder.preemption_bound(bound).unbounded_trial(0),
                 None => builder,
             }
         },
