@@ -410,11 +410,23 @@ pub(super) struct SpikeCache {
     entries: Map<EventId, SpikeEntry>,
 }
 
+/// A recycled node's table keeps room for at least this many entries.
+const SPARE_ENTRIES: usize = 16;
+
 impl SpikeCache {
-    /// Empties it for another node, keeping its table's allocation.
+    /// Empties it for another node, keeping its table's allocation sized
+    /// to what this node used: a table keeps its capacity when cleared, so
+    /// recycled tables would each grow to the most units any node ever
+    /// listed, and memory with the exploration (disp(5,4): 3 MB of its 10
+    /// MB peak). Dropping large tables instead cost 1.5 % more instructions
+    /// on mpat(5), growing them again.
     pub(super) fn reset(&mut self) {
         let mut entries = std::mem::take(&mut self.entries);
+        let used = entries.len().max(SPARE_ENTRIES);
         entries.clear();
+        if entries.capacity() > 4 * used {
+            entries.shrink_to(used);
+        }
         *self = SpikeCache {
             entries,
             ..SpikeCache::default()
