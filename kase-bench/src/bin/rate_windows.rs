@@ -80,10 +80,14 @@ fn status_kb(field: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// One execution's start: when, and the resident memory then (sampled).
-struct Sample {
-    at: Instant,
-    rss_kb: Option<u64>,
+/// The executions' starts, in nanoseconds since the run's, and the
+/// resident memory read at some of them (by execution index). Kept small
+/// (8 bytes an execution): the record grows with the run, inside the
+/// memory it measures.
+#[derive(Default)]
+struct Samples {
+    at_ns: Vec<u64>,
+    rss_kb: Vec<(usize, u64)>,
 }
 
 /// How often (in executions) the resident memory is read.
@@ -97,7 +101,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let samples: Mutex<Vec<Sample>> = Mutex::new(Vec::new());
+    let samples: Mutex<Samples> = Mutex::new(Samples::default());
     let mut builder = kase::Builder::new().peeking(options.peeking);
     if let Some(s) = options.max_secs {
         builder = builder.max_duration(Duration::from_secs_f64(s));
@@ -113,19 +117,19 @@ fn main() -> ExitCode {
     let report = builder.explore(|| {
         {
             let mut s = samples.lock().expect("not poisoned");
-            let rss_kb = (s.len() % RSS_EVERY == 0)
-                .then(|| status_kb("VmRSS:"))
-                .flatten();
-            s.push(Sample {
-                at: Instant::now(),
-                rss_kb,
-            });
+            let i = s.at_ns.len();
+            if i % RSS_EVERY == 0 {
+                if let Some(kb) = status_kb("VmRSS:") {
+                    s.rss_kb.push((i, kb));
+                }
+            }
+            s.at_ns.push(start.elapsed().as_nanos() as u64);
         }
         (program.kase)(params)
     });
     let total = start.elapsed();
     let samples = samples.into_inner().expect("not poisoned");
-    let n = samples.len();
+    let n = samples.at_ns.len();
     let expected = if options.peeking {
         program.expected_with_peeking(params)
     } else {
@@ -157,13 +161,15 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let rate = |from: usize, to: usize| {
-        let span = samples[to - 1].at - samples[from].at;
-        (to - 1 - from) as f64 / span.as_secs_f64().max(1e-9)
+        let span = (samples.at_ns[to - 1] - samples.at_ns[from]) as f64 / 1e9;
+        (to - 1 - from) as f64 / span.max(1e-9)
     };
     let rss = |from: usize, to: usize| {
-        samples[from..to]
+        samples
+            .rss_kb
             .iter()
-            .filter_map(|s| s.rss_kb)
+            .filter(|&&(i, _)| (from..to).contains(&i))
+            .map(|&(_, kb)| kb)
             .max()
             .map_or("?".into(), |kb| format!("{:.1} MiB", kb as f64 / 1024.0))
     };
