@@ -455,6 +455,16 @@ fn a_model_beyond_the_trial_is_explored_again_with_the_bound() {
     let discarded = report.discarded_executions();
     assert!((32..256).contains(&discarded), "{report}");
     assert_eq!(report.executions(), alone.executions() + discarded);
+    // Under a time budget the bound is deepened after the trial: 0, then 1.
+    let report = Builder::new()
+        .preemption_bound(1)
+        .unbounded_trial(10)
+        .max_duration(std::time::Duration::from_secs(60))
+        .explore(three_times_three);
+    let rounds = bounded(0).explore(three_times_three).executions() + alone.executions();
+    assert_eq!(report.executions(), 10 + rounds, "{report}");
+    assert_eq!(report.discarded_executions(), 10, "{report}");
+    assert_eq!(report.preemption_bound(), Some(1), "{report}");
 }
 
 #[test]
