@@ -199,6 +199,7 @@ fn s(n: usize, one: &'static str, many: &'static str) -> &'static str {
 fn test_cell(name: &str, t: &TestOutcome) -> String {
     match (t.passed, t.executions) {
         (None, _) => format!("`{name}` (unfinished)"),
+        (_, Some(1)) => format!("`{name}` (1 execution)"),
         (_, Some(n)) => format!("`{name}` ({n} executions)"),
         (_, None) => format!("`{name}`"),
     }
