@@ -63,11 +63,9 @@ pub(super) fn explore(
         }
         if let Some(limit) = config.trial_limit {
             if spent.executions + report.executions >= limit
-                || trial_too_big(
-                    report.executions,
-                    limit - spent.executions,
-                    explorer.explored(),
-                )
+                || trial_too_big(report.executions, limit - spent.executions, || {
+                    explorer.explored()
+                })
             {
                 report.trial_exceeded = true;
                 break;
@@ -212,13 +210,14 @@ pub(super) fn explore(
 const TRIAL_ESTIMATE_AFTER: u64 = 32;
 
 /// Whether a trial that ran `executions` of its `left` should give up
-/// early: the explorer estimates (`explored`, the part of its tree done)
-/// that it needs several times what is left. The estimate is rough early
-/// on, so it is trusted only by a wide margin; giving up wrongly only costs
-/// the bounded search the trial would have spared.
-fn trial_too_big(executions: u64, left: u64, explored: Option<f64>) -> bool {
+/// early: the explorer estimates (`explored`, the part of its tree done,
+/// asked only once the trial ran a few executions) that it needs several
+/// times what is left. The estimate is rough early on, so it is trusted
+/// only by a wide margin; giving up wrongly only costs the bounded search
+/// the trial would have spared.
+fn trial_too_big(executions: u64, left: u64, explored: impl FnOnce() -> Option<f64>) -> bool {
     executions >= TRIAL_ESTIMATE_AFTER
-        && explored.is_some_and(|part| executions as f64 > 4.0 * left as f64 * part)
+        && explored().is_some_and(|part| executions as f64 > 4.0 * left as f64 * part)
 }
 
 /// Why `outcome` shows that peeking may miss behaviours, if it does: a D1
