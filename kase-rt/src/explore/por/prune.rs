@@ -46,8 +46,12 @@ impl Por {
                 self.spike_candidates(n, rep, |candidates| seeds.extend(candidates));
             }
         }
-        let kept = self.u.closure(seeds, |_| false);
-        let is_kept = |x: EventId| kept.contains(&x);
+        let mut kept = vec![false; self.u.id_bound()];
+        for x in self.u.closure(seeds, |_| false) {
+            kept[x as usize] = true;
+        }
+        let is_kept = |x: EventId| kept[x as usize];
+        self.carry_caches_over_pruning(&is_kept);
         self.u.retain(is_kept);
         // A label describes what follows a kept event only.
         self.labels

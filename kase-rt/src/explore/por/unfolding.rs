@@ -72,6 +72,13 @@ impl IdList {
         }
     }
 
+    /// Puts the events in the order they were made (`born`, by id).
+    fn sort_by_born(&mut self, born: &[u64]) {
+        if let IdList::Many(many) = self {
+            many.sort_unstable_by_key(|&e| born[e as usize]);
+        }
+    }
+
     /// Keeps the events `keep` accepts, in order.
     fn retain(&mut self, keep: impl Fn(&EventId) -> bool) {
         match self {
@@ -236,6 +243,12 @@ pub(crate) struct Unfolding {
     events: Vec<Option<Event>>,
     /// By event id, as `events` (a pruned event's entry is stale).
     links: Vec<Links>,
+    /// By event id: when the event was made, counting from 1 over the
+    /// whole exploration. Neighbour lists are in this order, so a cache
+    /// can say how far it scanned one in a way a pruning leaves true.
+    born: Vec<u64>,
+    /// The `born` of the last event made.
+    last_born: u64,
     free: Vec<EventId>,
     live: usize,
     by_key: KeyIndex,
@@ -246,9 +259,14 @@ pub(crate) struct Unfolding {
     by_name: Map<Name, Map<Option<EventId>, IdList>>,
     /// The kind of object each name denotes (for its initial gate).
     kinds: Map<Name, ObjectKind>,
-    /// Bumped whenever neighbour lists lose or reorder entries (pruning,
-    /// merged names): caches built on their prefixes are then stale.
+    /// Bumped whenever neighbour lists are reordered (merged names):
+    /// caches built on their prefixes are then stale.
     generation: u64,
+    /// Bumped at every pruning ([`retain`](Self::retain)): neighbour lists
+    /// lose entries, so their lengths no longer say what was seen. Caches
+    /// that hold positions in them move those positions first
+    /// (`Por::carry_caches_over_pruning`).
+    prunings: u64,
     /// Scratch of [`intern`](Self::intern): the new event's frontiers, and
     /// one object's joined reads.
     builder: FrontiersBuilder,
@@ -283,7 +301,7 @@ impl Unfolding {
     /// Drops every event for which `keep` is false. The caller guarantees
     /// the kept events are causally closed and no longer refers to the others.
     pub(crate) fn retain(&mut self, keep: impl Fn(EventId) -> bool) {
-        self.generation += 1;
+        self.prunings += 1;
         for id in 0..self.events.len() as EventId {
             if self.events[id as usize].is_some() && !keep(id) {
                 let ev = self.events[id as usize].take().expect("checked");
@@ -358,6 +376,8 @@ impl Unfolding {
                 for &e in list.as_slice() {
                     to.push(e);
                 }
+                // Neighbour lists stay in the order events were made.
+                to.sort_by_born(&self.born);
             }
         }
         if let Some(kind) = self.kinds.remove(&moved) {
@@ -411,8 +431,9 @@ impl Unfolding {
     /// thread with the same predecessor, and those on its object after the
     /// same write (POR-DESIGN.md, "Immediate conflicts": any other
     /// conflicting event has a predecessor that already conflicts with `e`).
-    /// Both lists only grow (new events go at the end) until
-    /// [`generation`](Self::generation) changes.
+    /// Both are in the order the events were made ([`born`](Self::born)):
+    /// new events go at the end, a pruning drops entries, and a merge of
+    /// names (a new [`generation`](Self::generation)) sorts again.
     pub(crate) fn neighbour_lists(&self, e: EventId) -> (&[EventId], &[EventId]) {
         let ev = self.get(e);
         let same_object = ev
@@ -434,9 +455,33 @@ impl Unfolding {
         self.has_extras
     }
 
-    /// Changes when neighbour lists lose entries or are merged.
+    /// Changes when neighbour lists are merged (reordered).
     pub(crate) fn generation(&self) -> u64 {
         self.generation
+    }
+
+    /// Changes at every pruning, when neighbour lists lose entries (and
+    /// the pruned events' ids become free for new events).
+    pub(crate) fn prunings(&self) -> u64 {
+        self.prunings
+    }
+
+    /// When `e` was made: [`neighbour_lists`](Self::neighbour_lists) are
+    /// in this order, so the entries made after some event of a list are
+    /// a suffix of it, before and after a pruning.
+    pub(crate) fn born(&self, e: EventId) -> u64 {
+        self.born[e as usize]
+    }
+
+    /// The entries of a neighbour list made after `born` (see
+    /// [`born`](Self::born)).
+    pub(crate) fn made_after<'a>(&self, list: &'a [EventId], born: u64) -> &'a [EventId] {
+        &list[list.partition_point(|&x| self.born(x) <= born)..]
+    }
+
+    /// One past the largest event id in use (a bound for tables by id).
+    pub(crate) fn id_bound(&self) -> usize {
+        self.events.len()
     }
 
     /// Whether `id` is a live event with the key `(thread, pred, obj_preds,
@@ -576,12 +621,15 @@ impl Unfolding {
             write_depth,
             write_jump,
         };
+        self.last_born += 1;
         if id as usize == self.events.len() {
             self.events.push(Some(event));
             self.links.push(links);
+            self.born.push(self.last_born);
         } else {
             self.events[id as usize] = Some(event);
             self.links[id as usize] = links;
+            self.born[id as usize] = self.last_born;
         }
         self.live += 1;
         self.by_key.insert(hash, id);
