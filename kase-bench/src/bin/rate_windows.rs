@@ -15,6 +15,17 @@
 //! `--window N` also prints the rate of every `N` executions;
 //! `--exhaustive` runs the unreduced explorer instead (the per-execution
 //! cost POR is measured against), best with `--max-executions N`.
+//!
+//! `--table` runs the three long runs of the speed targets (mpat(6) and
+//! disp(5,4) without peeking, pol(12,3) with it), each in a child process
+//! of its own (so that one run's memory is not in another's), and the
+//! unreduced explorer for the first 20 000 executions of each; it prints a
+//! Markdown table, and with `--out FILE` puts it in the section "Rate over
+//! a long run" of `FILE`:
+//!
+//! ```text
+//! cargo run --release -p kase-bench --bin rate_windows -- --table --out BENCHMARKS.md
+//! ```
 
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -94,6 +105,10 @@ struct Samples {
 const RSS_EVERY: usize = 256;
 
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--table") {
+        return table::run(&args[1..]);
+    }
     let options = match Options::parse() {
         Ok(o) => o,
         Err(e) => {
@@ -203,5 +218,204 @@ fn main() -> ExitCode {
     if let Some(kb) = status_kb("VmHWM:") {
         println!("peak RSS {:.1} MiB", kb as f64 / 1024.0);
     }
+    // For `--table`, which runs this in a child: one line it parses.
+    let rss_kb = |from: usize, to: usize| {
+        samples
+            .rss_kb
+            .iter()
+            .filter(|&&(i, _)| (from..to).contains(&i))
+            .map(|&(_, kb)| kb)
+            .max()
+            .unwrap_or(0)
+    };
+    println!(
+        "{} executions={} complete={} secs={:.4} first={:.1} middle={:.1} last={:.1} rss_first_kb={} rss_last_kb={}",
+        table::MARK,
+        report.executions(),
+        report.complete(),
+        total.as_secs_f64(),
+        rate(0, tenth),
+        rate(n / 2 - tenth / 2, n / 2 - tenth / 2 + tenth),
+        rate(n - tenth, n),
+        rss_kb(0, tenth),
+        rss_kb(n - tenth, n),
+    );
     ExitCode::SUCCESS
+}
+
+mod table {
+    //! `--table`: the long runs of the speed targets side by side.
+
+    use std::fmt::Write as _;
+    use std::process::{Command, ExitCode};
+
+    /// Starts the line a child prints for the table.
+    pub const MARK: &str = "rate_windows:";
+
+    const HEADING: &str = "## Rate over a long run";
+
+    /// The runs: program, parameters, peeking, the target time in seconds
+    /// (issue 17: a tenth of Dpu's time for mpat(6)).
+    const RUNS: &[(&str, &[usize], bool, f64)] = &[
+        ("mpat", &[6], false, 6.0),
+        ("disp", &[5, 4], false, 0.75),
+        ("pol", &[12, 3], true, 1.25),
+    ];
+
+    /// The unreduced explorer's executions per run: enough for a steady
+    /// rate, few enough to finish in seconds.
+    const UNREDUCED: u64 = 20_000;
+
+    /// What a child reported.
+    struct Measured {
+        executions: u64,
+        complete: bool,
+        secs: f64,
+        first: f64,
+        middle: f64,
+        last: f64,
+        rss_first_kb: u64,
+        rss_last_kb: u64,
+    }
+
+    fn child(args: &[String]) -> Result<Measured, String> {
+        let exe = std::env::current_exe().map_err(|e| format!("cannot find myself: {e}"))?;
+        let out = Command::new(exe)
+            .args(args)
+            .output()
+            .map_err(|e| format!("cannot run a child: {e}"))?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let line = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(MARK))
+            .ok_or_else(|| {
+                format!(
+                    "`rate_windows {}` printed no result ({}): {}",
+                    args.join(" "),
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            })?;
+        let field = |name: &str| -> Result<&str, String> {
+            line.split_whitespace()
+                .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+                .ok_or_else(|| format!("no {name} in `{line}`"))
+        };
+        let num = |name: &str| -> Result<f64, String> {
+            field(name)?
+                .parse()
+                .map_err(|e| format!("{name} in `{line}`: {e}"))
+        };
+        Ok(Measured {
+            executions: num("executions")? as u64,
+            complete: field("complete")? == "true",
+            secs: num("secs")?,
+            first: num("first")?,
+            middle: num("middle")?,
+            last: num("last")?,
+            rss_first_kb: num("rss_first_kb")? as u64,
+            rss_last_kb: num("rss_last_kb")? as u64,
+        })
+    }
+
+    fn mib(kb: u64) -> String {
+        format!("{:.1} MiB", kb as f64 / 1024.0)
+    }
+
+    pub fn run(args: &[String]) -> ExitCode {
+        let mut out = None;
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            match (arg.as_str(), args.next()) {
+                ("--out", Some(path)) => out = Some(path.clone()),
+                _ => {
+                    eprintln!("usage: rate_windows --table [--out FILE]");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        let mut md = String::new();
+        let _ = writeln!(
+            md,
+            "| program | peeking | executions | time | target | first 10 % | middle 10 % | last 10 % | \
+             last / first | RSS first 10 % | RSS last 10 % | RSS ratio | unreduced explorer | \
+             cost per execution, POR / unreduced |"
+        );
+        let _ = writeln!(
+            md,
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        );
+        for &(name, params, peeking, target) in RUNS {
+            let mut args: Vec<String> = std::iter::once(name.to_string())
+                .chain(params.iter().map(usize::to_string))
+                .collect();
+            if !peeking {
+                args.push("--no-peeking".into());
+            }
+            let por = match child(&args) {
+                Ok(m) => m,
+                Err(e) => {
+                    eprintln!("rate_windows: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            args.extend([
+                "--exhaustive".into(),
+                "--max-executions".into(),
+                UNREDUCED.to_string(),
+            ]);
+            let unreduced = match child(&args) {
+                Ok(m) => m,
+                Err(e) => {
+                    eprintln!("rate_windows: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let por_rate = por.executions as f64 / por.secs;
+            let unreduced_rate = unreduced.executions as f64 / unreduced.secs;
+            let params: Vec<String> = params.iter().map(usize::to_string).collect();
+            let _ = writeln!(
+                md,
+                "| {name}({}) | {} | {}{} | {:.2} s | ≤ {target} s {} | {:.0}/s | {:.0}/s | {:.0}/s | {:.2} | {} | {} | {:.2} | {:.0}/s | {:.2}× |",
+                params.join(", "),
+                if peeking { "on" } else { "off" },
+                por.executions,
+                if por.complete { "" } else { " (incomplete)" },
+                por.secs,
+                if por.complete && por.secs <= target { "met" } else { "**missed**" },
+                por.first,
+                por.middle,
+                por.last,
+                por.last / por.first,
+                mib(por.rss_first_kb),
+                mib(por.rss_last_kb),
+                por.rss_last_kb as f64 / por.rss_first_kb.max(1) as f64,
+                unreduced_rate,
+                unreduced_rate / por_rate,
+            );
+        }
+        print!("{md}");
+        if let Some(path) = out {
+            let section = format!(
+                "{HEADING}\n\nThe long runs of the speed targets (issue 17), each in a process \
+                 of its own, with kase's default POR (`kase-bench/src/bin/rate_windows.rs`): \
+                 executions per second in the first, middle and last tenth of the run, and the \
+                 most resident memory (`VmRSS`, read every 256 executions, binary included) \
+                 in the first and last tenth. *unreduced explorer*: `Strategy::Exhaustive` on \
+                 the same program for its first {UNREDUCED} executions (every interleaving, \
+                 no reduction), whose rate against POR's whole-run rate is the cost of POR's \
+                 bookkeeping per execution. One run; the machine's wall times vary by up to a \
+                 third within a session, so read the ratios:\n\n```text\ncargo run --release \
+                 -p kase-bench --bin rate_windows -- --table --out BENCHMARKS.md\n```\n\n{md}"
+            );
+            let old = std::fs::read_to_string(&path).unwrap_or_default();
+            if let Err(e) =
+                std::fs::write(&path, kase_bench::replace_section(&old, HEADING, &section))
+            {
+                eprintln!("rate_windows: cannot write {path}: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+        ExitCode::SUCCESS
+    }
 }

@@ -2,6 +2,7 @@
 //! follows the explored branch and its conflicts, not the executions so far.
 
 use super::unfolding::EventId;
+use crate::fast_hash::Set;
 use super::Por;
 
 /// `U` is not pruned below this many events (pruning has a cost).
@@ -37,6 +38,7 @@ impl Por {
         for rep in d {
             seeds.extend_from_slice(&self.unit_chain(rep));
         }
+        let mut all_targets = Set::default();
         for n in 0..self.tree.nodes.len() {
             let node = &self.tree.nodes[n];
             let mut targets = node.added.clone();
@@ -44,6 +46,7 @@ impl Por {
             for rep in targets {
                 seeds.extend_from_slice(&self.unit_chain(rep));
                 self.spike_candidates(n, rep, |candidates| seeds.extend(candidates));
+                all_targets.insert(rep);
             }
         }
         let mut kept = vec![false; self.u.id_bound()];
@@ -51,7 +54,7 @@ impl Por {
             kept[x as usize] = true;
         }
         let is_kept = |x: EventId| kept[x as usize];
-        self.carry_caches_over_pruning(&is_kept);
+        self.carry_caches_over_pruning(&is_kept, &all_targets);
         self.u.retain(is_kept);
         // A label describes what follows a kept event only.
         self.labels
