@@ -2,8 +2,8 @@
 //! follows the explored branch and its conflicts, not the executions so far.
 
 use super::unfolding::EventId;
-use crate::fast_hash::Set;
 use super::Por;
+use crate::fast_hash::Set;
 
 /// `U` is not pruned below this many events (pruning has a cost).
 const MIN_PRUNE: usize = 64;
