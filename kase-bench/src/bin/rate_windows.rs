@@ -179,14 +179,17 @@ fn main() -> ExitCode {
         let span = (samples.at_ns[to - 1] - samples.at_ns[from]) as f64 / 1e9;
         (to - 1 - from) as f64 / span.max(1e-9)
     };
-    let rss = |from: usize, to: usize| {
+    // The most resident memory read in a span of executions.
+    let rss_kb = |from: usize, to: usize| {
         samples
             .rss_kb
             .iter()
             .filter(|&&(i, _)| (from..to).contains(&i))
             .map(|&(_, kb)| kb)
             .max()
-            .map_or("?".into(), |kb| format!("{:.1} MiB", kb as f64 / 1024.0))
+    };
+    let rss = |from: usize, to: usize| {
+        rss_kb(from, to).map_or("?".into(), |kb| format!("{:.1} MiB", kb as f64 / 1024.0))
     };
     if let Some(w) = options.window.filter(|&w| w > 1) {
         let mut from = 0;
@@ -219,15 +222,6 @@ fn main() -> ExitCode {
         println!("peak RSS {:.1} MiB", kb as f64 / 1024.0);
     }
     // For `--table`, which runs this in a child: one line it parses.
-    let rss_kb = |from: usize, to: usize| {
-        samples
-            .rss_kb
-            .iter()
-            .filter(|&&(i, _)| (from..to).contains(&i))
-            .map(|&(_, kb)| kb)
-            .max()
-            .unwrap_or(0)
-    };
     println!(
         "{} executions={} complete={} secs={:.4} first={:.1} middle={:.1} last={:.1} rss_first_kb={} rss_last_kb={}",
         table::MARK,
@@ -237,8 +231,8 @@ fn main() -> ExitCode {
         rate(0, tenth),
         rate(n / 2 - tenth / 2, n / 2 - tenth / 2 + tenth),
         rate(n - tenth, n),
-        rss_kb(0, tenth),
-        rss_kb(n - tenth, n),
+        rss_kb(0, tenth).unwrap_or(0),
+        rss_kb(n - tenth, n).unwrap_or(0),
     );
     ExitCode::SUCCESS
 }
