@@ -157,7 +157,51 @@ impl Por {
     ) -> R {
         self.refresh_spikes(n, rep);
         let cache = self.tree.nodes[n].spikes.borrow();
+        self_check!(self.check_spike_candidates(n, rep, &cache.entries[&rep].candidates));
         visit(&cache.entries[&rep].candidates)
+    }
+
+    /// Self-check: `candidates` are node `n`'s spike candidates of the
+    /// unit `rep` by their definition, found without any cache: every
+    /// event that the neighbour lists of the unit's events give, in
+    /// immediate conflict with one of them, in no conflict with `n`'s
+    /// configuration, and with no unit that `n` or a shallower node put in
+    /// `D` in its history. Checks the caches through prunings, merges and
+    /// nodes' sources.
+    #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
+    fn check_spike_candidates(&self, n: usize, rep: EventId, candidates: &[EventId]) {
+        let config = &self.run.config[..self.tree.nodes[n].config_len];
+        let added: Vec<EventId> = self.tree.nodes[..=n]
+            .iter()
+            .flat_map(|node| node.added.iter().copied())
+            .collect();
+        let mut expected: Vec<EventId> = Vec::new();
+        for &b in self.unit_chain(rep).iter() {
+            let (same_thread, same_object) = self.u.neighbour_lists(b);
+            let b_writes = self.u.get(b).kind.writes();
+            // As `immediate_conflicts`: two reads met through their object
+            // alone are never in conflict.
+            let on_object = same_object
+                .iter()
+                .filter(|&&x| b_writes || self.u.get(x).kind.writes());
+            for &x in same_thread.iter().chain(on_object) {
+                if self.u.immediate_conflict(x, b)
+                    && !config.iter().any(|&c| self.u.conflict(x, c))
+                    && !added.iter().any(|&y| self.u.leq(y, x))
+                {
+                    expected.push(x);
+                }
+            }
+        }
+        expected.sort_unstable();
+        expected.dedup();
+        let mut found = candidates.to_vec();
+        found.sort_unstable();
+        found.dedup();
+        assert_eq!(
+            found, expected,
+            "the cached spike candidates of unit {rep} at node {n} differ from their definition"
+        );
     }
 
     /// Brings node `n`'s list of [`spike_candidates`](Self::spike_candidates)
