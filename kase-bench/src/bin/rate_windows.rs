@@ -188,9 +188,7 @@ fn main() -> ExitCode {
             .map(|&(_, kb)| kb)
             .max()
     };
-    let rss = |from: usize, to: usize| {
-        rss_kb(from, to).map_or("?".into(), |kb| format!("{:.1} MiB", kb as f64 / 1024.0))
-    };
+    let rss = |from: usize, to: usize| rss_kb(from, to).map_or("?".into(), table::mib);
     if let Some(w) = options.window.filter(|&w| w > 1) {
         let mut from = 0;
         while from + w <= n {
@@ -219,7 +217,7 @@ fn main() -> ExitCode {
         );
     }
     if let Some(kb) = status_kb("VmHWM:") {
-        println!("peak RSS {:.1} MiB", kb as f64 / 1024.0);
+        println!("peak RSS {}", table::mib(kb));
     }
     // For `--table`, which runs this in a child: one line it parses.
     println!(
@@ -312,20 +310,28 @@ mod table {
         })
     }
 
-    fn mib(kb: u64) -> String {
+    /// Kilobytes as mebibytes, for a table.
+    pub fn mib(kb: u64) -> String {
         format!("{:.1} MiB", kb as f64 / 1024.0)
     }
 
     pub fn run(args: &[String]) -> ExitCode {
+        match table(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("rate_windows: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+
+    fn table(args: &[String]) -> Result<(), String> {
         let mut out = None;
         let mut args = args.iter();
         while let Some(arg) = args.next() {
             match (arg.as_str(), args.next()) {
                 ("--out", Some(path)) => out = Some(path.clone()),
-                _ => {
-                    eprintln!("usage: rate_windows --table [--out FILE]");
-                    return ExitCode::FAILURE;
-                }
+                _ => return Err("usage: rate_windows --table [--out FILE]".into()),
             }
         }
         let mut md = String::new();
@@ -346,25 +352,13 @@ mod table {
             if !peeking {
                 args.push("--no-peeking".into());
             }
-            let por = match child(&args) {
-                Ok(m) => m,
-                Err(e) => {
-                    eprintln!("rate_windows: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
+            let por = child(&args)?;
             args.extend([
                 "--exhaustive".into(),
                 "--max-executions".into(),
                 UNREDUCED.to_string(),
             ]);
-            let unreduced = match child(&args) {
-                Ok(m) => m,
-                Err(e) => {
-                    eprintln!("rate_windows: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
+            let unreduced = child(&args)?;
             let por_rate = por.executions as f64 / por.secs;
             let unreduced_rate = unreduced.executions as f64 / unreduced.secs;
             let params: Vec<String> = params.iter().map(usize::to_string).collect();
@@ -403,13 +397,9 @@ mod table {
                  -p kase-bench --bin rate_windows -- --table --out BENCHMARKS.md\n```\n\n{md}"
             );
             let old = std::fs::read_to_string(&path).unwrap_or_default();
-            if let Err(e) =
-                std::fs::write(&path, kase_bench::replace_section(&old, HEADING, &section))
-            {
-                eprintln!("rate_windows: cannot write {path}: {e}");
-                return ExitCode::FAILURE;
-            }
+            std::fs::write(&path, kase_bench::replace_section(&old, HEADING, &section))
+                .map_err(|e| format!("cannot write {path}: {e}"))?;
         }
-        ExitCode::SUCCESS
+        Ok(())
     }
 }

@@ -209,15 +209,15 @@ pub(super) fn explore(
 /// Executions a trial runs before its explorer's estimate may end it.
 const TRIAL_ESTIMATE_AFTER: u64 = 32;
 
-/// Whether a trial that ran `executions` of its `left` should give up
+/// Whether a trial that ran `executions` of its `budget` should give up
 /// early: the explorer estimates (`explored`, the part of its tree done,
-/// asked only once the trial ran a few executions) that it needs several
-/// times what is left. The estimate is rough early on, so it is trusted
-/// only by a wide margin; giving up wrongly only costs the bounded search
-/// the trial would have spared.
-fn trial_too_big(executions: u64, left: u64, explored: impl FnOnce() -> Option<f64>) -> bool {
+/// asked only once the trial ran a few executions) that the whole search
+/// needs several times the budget. The estimate is rough early on, so it
+/// is trusted only by a wide margin; giving up wrongly only costs the
+/// bounded search the trial would have spared.
+fn trial_too_big(executions: u64, budget: u64, explored: impl FnOnce() -> Option<f64>) -> bool {
     executions >= TRIAL_ESTIMATE_AFTER
-        && explored().is_some_and(|part| executions as f64 > 4.0 * left as f64 * part)
+        && explored().is_some_and(|part| executions as f64 > 4.0 * budget as f64 * part)
 }
 
 /// Why `outcome` shows that peeking may miss behaviours, if it does: a D1

@@ -347,8 +347,9 @@ impl Por {
     /// grow (a pruning moves the positions, `carry_caches_over_pruning`),
     /// so each list is scanned once per new entry:
     /// the same events of `D` are targets of many alternatives. Hands those
-    /// after the first `from` to `visit` (in the order found, which only
-    /// appends within a generation) and returns how many there are.
+    /// after the first `from` to `visit` (in the order found: new ones are
+    /// appended, and a pruning only drops some) and returns how many there
+    /// are.
     fn immediate_conflicts(
         &self,
         b: EventId,
