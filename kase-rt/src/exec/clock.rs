@@ -167,6 +167,32 @@ mod tests {
     }
 
     #[test]
+    fn inline_join_after_a_spill_and_a_clear_sees_no_stale_components() {
+        // Spilled to the heap, then cleared and reused inline: `grow` relies
+        // on inline components past the length being zero.
+        let mut a = VectorClock::new();
+        for t in 0..(INLINE as u32 + 4) {
+            a.set(ThreadIdx(t), 7);
+        }
+        a.clear();
+        a.set(ThreadIdx(1), 2);
+        let mut b = VectorClock::new();
+        b.clone_from(&a);
+        let mut c = VectorClock::new();
+        c.set(ThreadIdx(0), 1);
+        c.join(&b);
+        assert_eq!(c.as_slice(), &[1, 2]);
+        // An inline clock joined with a spilled one spills, keeping both.
+        let mut big = VectorClock::new();
+        big.set(ThreadIdx(INLINE as u32 + 1), 3);
+        c.join(&big);
+        let mut want = vec![1, 2];
+        want.resize(INLINE + 1, 0);
+        want.push(3);
+        assert_eq!(c.as_slice(), &want[..]);
+    }
+
+    #[test]
     fn clocks_past_the_inline_size_spill_and_keep_their_components() {
         let mut a = VectorClock::new();
         a.set(ThreadIdx(1), 4);

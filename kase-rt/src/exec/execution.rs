@@ -60,6 +60,9 @@ pub struct Execution {
     unwinding_steps: u64,
     /// Critical-section peeking is on.
     pub(super) peeking: bool,
+    /// Events get dependence clocks (always with peeking, whose checks
+    /// read them).
+    dependence_clocks: bool,
     /// The spin rule's decisions in this exploration (`exec/spin`).
     spin_memo: SpinMemo,
     /// The pure parts of critical sections so far (with peeking).
@@ -193,6 +196,7 @@ impl Execution {
             unmodified: None,
             unwinding_steps: 0,
             peeking: limits.peeking,
+            dependence_clocks: limits.dependence_clocks || limits.peeking,
             spin_memo: limits.spin_memo.clone(),
             sections,
             peek_violation: None,
@@ -641,19 +645,25 @@ impl Execution {
         let action = pending.action;
         let t = action.thread;
         let access = action.kind.props().access;
-        let mut clock = self.thread(t).clock.clone();
-        if let Some(object) = action.object {
-            for depended in self.objects[object.0 as usize]
-                .dependence
-                .depended_on(access)
-            {
-                clock.join(depended);
+        let clocks = self.dependence_clocks;
+        let mut clock = VectorClock::new();
+        if clocks {
+            clock.clone_from(&self.thread(t).clock);
+            if let Some(object) = action.object {
+                for depended in self.objects[object.0 as usize]
+                    .dependence
+                    .depended_on(access)
+                {
+                    clock.join(depended);
+                }
             }
         }
         let thread = self.thread_mut(t);
         thread.events += 1;
-        clock.set(t, thread.events);
-        thread.clock.clone_from(&clock);
+        if clocks {
+            clock.set(t, thread.events);
+            thread.clock.clone_from(&clock);
+        }
         if let Some(call) = thread.call.as_mut() {
             // An upgrade ends the pure part of an earlier critical section
             // (peeking): its lock is not what the call is on.
@@ -662,7 +672,7 @@ impl Execution {
             }
         }
         let call = thread.call.map(Box::new);
-        if let Some(object) = action.object {
+        if let Some(object) = action.object.filter(|_| clocks) {
             self.objects[object.0 as usize]
                 .dependence
                 .record_clock(&clock, access);

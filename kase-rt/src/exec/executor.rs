@@ -81,6 +81,7 @@ impl Executor {
                 watch,
                 backtraces: settings.backtraces,
                 peeking: settings.peeking,
+                dependence_clocks: true,
                 spin_memo: Default::default(),
                 psc_memo: Default::default(),
                 history_pool: Default::default(),
@@ -151,6 +152,12 @@ impl Executor {
     /// Whether executions run with critical-section peeking.
     pub(crate) fn peeking(&self) -> bool {
         self.limits.peeking
+    }
+
+    /// Whether the next executions keep their events' dependence clocks
+    /// (peeking keeps them whatever this says).
+    pub(crate) fn set_dependence_clocks(&mut self, on: bool) {
+        self.limits.dependence_clocks = on;
     }
 
     /// Turns RC11's graph semantics on or off for the next executions.

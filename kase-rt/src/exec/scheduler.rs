@@ -30,7 +30,8 @@ pub struct Event {
     /// A value worth showing (loaded / stored value, spawned thread).
     pub value: Option<u64>,
     /// Dependence clock: for each thread, how many of its events precede this
-    /// one in the Mazurkiewicz trace (program order plus dependence).
+    /// one in the Mazurkiewicz trace (program order plus dependence). Empty
+    /// when the exploration needs none (`Executor::set_dependence_clocks`).
     pub clock: VectorClock,
     /// Whether it changed its object (a failed CAS or try-lock did not).
     pub modified: bool,
@@ -246,6 +247,9 @@ pub(crate) struct Limits {
     /// Critical-section peeking: pure parts of mutex sections run as one
     /// step (`exec/peek`).
     pub peeking: bool,
+    /// Keep the events' dependence clocks (`Event::clock`): only the trace
+    /// fingerprint of interleavings and peeking read them.
+    pub dependence_clocks: bool,
     /// The spin rule's decisions so far in this exploration (`exec/spin`).
     pub spin_memo: super::spin::SpinMemo,
     /// Atomics follow Rust's memory model (RC11, `exec/weak`), not

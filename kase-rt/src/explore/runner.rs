@@ -198,6 +198,12 @@ impl<'m> Runner<'m> {
         self.executor.peeking()
     }
 
+    /// Whether the next executions keep their events' dependence clocks
+    /// (`Event::clock`); peeking keeps them whatever this says.
+    pub(crate) fn set_dependence_clocks(&mut self, on: bool) {
+        self.executor.set_dependence_clocks(on);
+    }
+
     /// Turns RC11's graph semantics on or off for the next executions.
     pub(crate) fn set_weak(&mut self, on: bool) {
         self.executor.set_weak(on);

@@ -27,6 +27,10 @@ pub(super) fn explore(
     // execution per graph. Under a preemption bound the reduction may run
     // a trace more than once, so its traces are counted too.
     let count_traces = !reduction || runner.weak() || config.preemption_bound.is_some();
+    // Only the interleavings' trace fingerprint reads the events' dependence
+    // clocks (and peeking, which keeps them): a reduction without it, or
+    // RC11's graphs, need not pay for them at every step.
+    runner.set_dependence_clocks(count_traces && !runner.weak());
     let mut traces = HashSet::new();
     let start = Instant::now();
     let mut report = Report {

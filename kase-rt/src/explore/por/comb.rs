@@ -4,9 +4,10 @@
 use crate::exec::error::self_check;
 use crate::fast_hash::{Map, Set};
 
+use super::frontiers::Frontiers;
 use super::names::Name;
 use super::state::ObjState;
-use super::unfolding::{EventId, Frontier};
+use super::unfolding::EventId;
 use super::{Alternatives, Por};
 
 impl Por {
@@ -123,20 +124,24 @@ impl Por {
             .map(|o| (self.u.names.find(o.name), o))
             .collect();
         moved.sort_unstable_by_key(|&(name, _)| name);
-        let objects = if self.names_shared() {
+        // Flat, as an event's frontiers are: one allocation, not one per
+        // object (a mutex's reads under peeking are many).
+        let mut builder = self.moved_builder.borrow_mut();
+        if self.names_shared() {
             // A name may denote several objects, moved or not: each name's
             // frontier from all of them.
             moved.dedup_by_key(|&mut (name, _)| name);
-            moved
-                .iter()
-                .map(|&(name, _)| (name, self.frontier_at(name, Some(config_len))))
-                .collect()
+            for &(name, _) in &moved {
+                let f = self.frontier_at(name, Some(config_len));
+                builder.push(name, f.write, f.reads);
+            }
         } else {
-            moved
-                .iter()
-                .map(|&(name, o)| (name, o.frontier_at(config_len)))
-                .collect()
-        };
+            for &(name, o) in &moved {
+                let (write, reads) = o.frontier_parts_at(config_len);
+                builder.push(name, write, reads.map(|&(_, e, _)| e));
+            }
+        }
+        let objects = builder.finish();
         Moved { threads, objects }
     }
 
@@ -602,7 +607,7 @@ struct Moved {
     threads: Vec<EventId>,
     /// The frontier of each object touched since the prefix, sorted by
     /// canonical name.
-    objects: Vec<(Name, Frontier)>,
+    objects: Frontiers,
 }
 
 /// See [`Por::neighbour_stamp`].

@@ -113,6 +113,9 @@ pub(crate) struct Por {
     conflict_cache: std::cell::RefCell<comb::ConflictCache>,
     /// Scratch for the comb's walk up the tree (`Por::refresh_spikes`).
     chain_buf: std::cell::RefCell<Vec<usize>>,
+    /// Scratch for the frontiers of what moved below a node
+    /// (`Por::moved_since`).
+    moved_builder: std::cell::RefCell<frontiers::FrontiersBuilder>,
     /// Scratch for the objects' write chains (`Por::add_extensions`).
     chains: extensions::Chains,
     /// Counters for the report.
@@ -145,6 +148,7 @@ impl Por {
             tree: Tree::default(),
             conflict_cache: Default::default(),
             chain_buf: Default::default(),
+            moved_builder: Default::default(),
             chains: Default::default(),
             stats: Counters::default(),
             budget: super::budget::Budget::default(),

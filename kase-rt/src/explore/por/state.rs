@@ -38,17 +38,30 @@ impl ObjState {
     /// Its frontier after the first `len` events of the configuration: the
     /// last write before `len` and the reads of it since.
     pub(super) fn frontier_at(&self, len: usize) -> Frontier {
+        let (write, reads) = self.frontier_parts_at(len);
+        // Room for one more: callers often record the next access.
+        let mut f = Frontier {
+            write,
+            reads: Vec::with_capacity(reads.len() + 1),
+        };
+        f.reads.extend(reads.map(|&(_, e, _)| e));
+        f
+    }
+
+    /// [`frontier_at`](Self::frontier_at) without a copy: the last write
+    /// and the accesses that are the reads of it.
+    pub(super) fn frontier_parts_at(
+        &self,
+        len: usize,
+    ) -> (
+        Option<EventId>,
+        std::slice::Iter<'_, (usize, EventId, Access)>,
+    ) {
         let end = self.accesses.partition_point(|&(pos, ..)| pos < len);
         let before = &self.accesses[..end];
         let last_write = before.iter().rposition(|&(_, _, a)| a == Access::Write);
         let reads = &before[last_write.map_or(0, |w| w + 1)..];
-        // Room for one more: callers often record the next access.
-        let mut f = Frontier {
-            write: last_write.map(|w| before[w].1),
-            reads: Vec::with_capacity(reads.len() + 1),
-        };
-        f.reads.extend(reads.iter().map(|&(_, e, _)| e));
-        f
+        (last_write.map(|w| before[w].1), reads.iter())
     }
 }
 

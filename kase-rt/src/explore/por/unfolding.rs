@@ -987,7 +987,7 @@ impl Unfolding {
         &self,
         x: EventId,
         threads: &[EventId],
-        objects: &[(Name, Frontier)],
+        objects: &Frontiers,
     ) -> bool {
         let ex = self.get(x);
         for &m in threads {
