@@ -269,7 +269,9 @@ impl BoundedDpor {
                 .is_some_and(|s| s.events == i && s.thread == t)
             {
                 self.registered += 1;
-                let mut clock = self.thread_clocks[t.index()].clone();
+                // The thread's clock moves in place; the step keeps a copy
+                // in the clock it already has (no allocation, no drop).
+                let clock = &mut self.thread_clocks[t.index()];
                 clock.set(t, clock.get(t) + 1);
                 let yields = event.action.kind == OpKind::Yield;
                 if let Some(order) = &self.yields {
@@ -282,19 +284,18 @@ impl BoundedDpor {
                 if let Some(object) = event.action.object {
                     let weak = weak_at(&self.strict, self.weak, Some(object));
                     let touched = self.touched.entry(object);
-                    touch(touched, event.action.kind, weak, &mut clock);
+                    touch(touched, event.action.kind, weak, clock);
                     let access = event.action.kind.props().access;
                     self.accesses.entry(object).push((step, access));
                 }
                 if let Some(order) = &mut self.yields {
-                    order.all_clock.join(&clock);
+                    order.all_clock.join(clock);
                     if yields {
-                        order.yields_clock.join(&clock);
+                        order.yields_clock.join(clock);
                         order.steps.push(step);
                     }
                 }
-                self.thread_clocks[t.index()].clone_from(&clock);
-                self.steps[step].clock = clock;
+                self.steps[step].clock.clone_from(clock);
             } else if self.steps.get(step).is_some_and(|s| s.events <= i) {
                 self.registered += 1; // its thread did something else
             }
