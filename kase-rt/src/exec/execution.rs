@@ -601,6 +601,7 @@ impl Execution {
         let modified = stored && unmodified.is_none();
         self.pass(&action, &admission, modified);
         self.events[at].modified = modified;
+        self.events[at].stored = stored;
         if self.peeking {
             self.peek_after(at, &action, section, !admission.try_failed);
         }
@@ -686,6 +687,7 @@ impl Execution {
             value: None,
             clock,
             modified: false,
+            stored: false,
             backtrace: self
                 .backtraces
                 .then(|| Box::new(backtrace::Backtrace::new_unresolved())),

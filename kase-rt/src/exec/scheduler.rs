@@ -35,6 +35,9 @@ pub struct Event {
     pub clock: VectorClock,
     /// Whether it changed its object (a failed CAS or try-lock did not).
     pub modified: bool,
+    /// Whether it stored (a failed CAS did not; a read-modify-write that
+    /// wrote back the value it read did, though it modified nothing).
+    pub stored: bool,
     /// The stack at the operation, captured (unresolved) only with
     /// `KASE_BACKTRACE=1`.
     pub backtrace: Option<Box<backtrace::Backtrace>>,

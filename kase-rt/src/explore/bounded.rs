@@ -489,6 +489,18 @@ impl BoundedDpor {
                     } else {
                         Wake::No
                     }
+                } else if weak && action.kind == OpKind::CompareExchange && !event.stored {
+                    // Under RC11 a failed compare-exchange stored nothing: a
+                    // load, which a load woken by stores could not read (the
+                    // woken load would have nothing new and end the
+                    // execution, leaving the other threads' steps before it
+                    // unexplored). Sequential consistency's dependence takes
+                    // every compare-exchange for a write.
+                    let as_load = Action {
+                        kind: OpKind::Load,
+                        ..action
+                    };
+                    wakes(&sleeper.action, &as_load, weak)
                 } else {
                     wakes(&sleeper.action, &action, weak)
                 };
