@@ -776,6 +776,26 @@ impl Scheduler for BoundedDpor {
                     .collect::<Vec<usize>>()
             });
         if allowed.as_ref().is_some_and(Vec::is_empty) {
+            // Reading an old store repeats an earlier branch's graph, but
+            // another thread may still make a store this load can read
+            // before it: those threads are tried where this one was chosen.
+            if let Some(&Step { frame, thread, .. }) = self.steps.last() {
+                let others: Vec<ThreadIdx> = match frame.and_then(|f| self.frames.get(f)) {
+                    Some(Frame {
+                        kind: Kind::Threads(threads),
+                        ..
+                    }) => threads
+                        .enabled
+                        .iter()
+                        .copied()
+                        .filter(|&q| q != thread)
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                for q in others {
+                    self.ask(frame, q);
+                }
+            }
             return Err(Stop::Redundant);
         }
         if point.options <= 1 || point.latest_only {
