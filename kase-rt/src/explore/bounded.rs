@@ -419,6 +419,12 @@ impl BoundedDpor {
     /// of the branch it sleeps for would ask at other points, whose
     /// preemptions may not fit the bound (POR-DESIGN.md).
     fn ask(&mut self, frame: Option<usize>, p: ThreadIdx) {
+        self.ask_for(frame, Some(p));
+    }
+
+    /// [`ask`](Self::ask) for `p`, or for every thread enabled at `frame`
+    /// (`None`; the thread chosen there is done already).
+    fn ask_for(&mut self, frame: Option<usize>, p: Option<ThreadIdx>) {
         let Some(Frame {
             kind: Kind::Threads(frame),
             ..
@@ -432,8 +438,11 @@ impl BoundedDpor {
             backtrack,
             ..
         } = frame;
-        let only = [p];
-        let wanted: &[ThreadIdx] = if enabled.contains(&p) { &only } else { enabled };
+        let only = p.filter(|p| enabled.contains(p)).map(|p| [p]);
+        let wanted: &[ThreadIdx] = match &only {
+            Some(only) => only,
+            None => enabled,
+        };
         for &q in wanted {
             if done.contains(&q) || backtrack.contains(&q) {
                 continue;
@@ -489,20 +498,8 @@ impl BoundedDpor {
                     } else {
                         Wake::No
                     }
-                } else if weak && action.kind == OpKind::CompareExchange && !event.stored {
-                    // Under RC11 a failed compare-exchange stored nothing: a
-                    // load, which a load woken by stores could not read (the
-                    // woken load would have nothing new and end the
-                    // execution, leaving the other threads' steps before it
-                    // unexplored). Sequential consistency's dependence takes
-                    // every compare-exchange for a write.
-                    let as_load = Action {
-                        kind: OpKind::Load,
-                        ..action
-                    };
-                    wakes(&sleeper.action, &as_load, weak)
                 } else {
-                    wakes(&sleeper.action, &action, weak)
+                    wakes(&sleeper.action, event, weak)
                 };
                 match wake {
                     Wake::No => true,
@@ -629,8 +626,21 @@ fn lets_waiters_go(kind: OpKind) -> bool {
 /// thread's load wakes no atomic access, a store wakes a sleeping load
 /// only for the stores it can now read, and two stores stay apart. A fence
 /// orders its own thread's accesses only: the graphs either order gives
-/// are the same.
-fn wakes(sleeper: &Action, event: &Action, weak: bool) -> Wake {
+/// are the same. Under RC11 a failed compare-exchange stored nothing: it is
+/// a load (taken for a store, it woke a load with nothing new to read, which
+/// then ended the execution before the other threads' steps that could
+/// still run first were tried); sequential consistency's dependence takes
+/// every compare-exchange for a write.
+fn wakes(sleeper: &Action, event: &Event, weak: bool) -> Wake {
+    let stored_nothing = weak && event.action.kind == OpKind::CompareExchange && !event.stored;
+    let event = Action {
+        kind: if stored_nothing {
+            OpKind::Load
+        } else {
+            event.action.kind
+        },
+        ..event.action
+    };
     match event.object {
         None => match event.kind {
             OpKind::Spawn | OpKind::Exit | OpKind::Fence => Wake::No,
@@ -779,22 +789,8 @@ impl Scheduler for BoundedDpor {
             // Reading an old store repeats an earlier branch's graph, but
             // another thread may still make a store this load can read
             // before it: those threads are tried where this one was chosen.
-            if let Some(&Step { frame, thread, .. }) = self.steps.last() {
-                let others: Vec<ThreadIdx> = match frame.and_then(|f| self.frames.get(f)) {
-                    Some(Frame {
-                        kind: Kind::Threads(threads),
-                        ..
-                    }) => threads
-                        .enabled
-                        .iter()
-                        .copied()
-                        .filter(|&q| q != thread)
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                for q in others {
-                    self.ask(frame, q);
-                }
+            if let Some(frame) = self.steps.last().map(|step| step.frame) {
+                self.ask_for(frame, None);
             }
             return Err(Stop::Redundant);
         }
