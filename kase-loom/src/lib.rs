@@ -59,6 +59,8 @@ pub mod alloc;
 mod arc;
 mod atomic_waker;
 pub mod cell;
+#[doc(hidden)]
+pub mod lazy;
 pub mod model;
 mod notify;
 pub mod thread;
@@ -101,21 +103,43 @@ pub mod future {
 /// execution.
 pub use kase_rt::thread_local;
 
-/// loom's `lazy_static!`: each `static ref` is a lazily initialised static
-/// (kase's `LazyLock`), initialised anew in every execution.
+/// loom's `lazy_static!`: each `static ref` is initialised on first use in
+/// every execution and, as under loom, dropped when the model's main
+/// closure returns (so an `Arc` or a `Box` it holds is no leak; a thread
+/// still using it then is a data race, and one that first uses it then
+/// panics). Like the `lazy_static` crate's, each `static ref NAME: T`
+/// is a unit struct `NAME` that dereferences to `T`.
 ///
 /// ```
 /// use kase_loom as loom;
+/// use loom::sync::Arc;
 /// loom::lazy_static! {
 ///     static ref ANSWER: usize = 6 * 7;
+///     pub(crate) static ref SHARED: Arc<usize> = Arc::new(1);
 /// }
-/// loom::model(|| assert_eq!(*ANSWER, 42));
+/// loom::model(|| {
+///     assert_eq!(*ANSWER, 42);
+///     assert_eq!(**SHARED, 1); // dropped when the closure returns: no leak
+/// });
 /// ```
 #[macro_export]
 macro_rules! lazy_static {
     ($(#[$attr:meta])* $vis:vis static ref $name:ident : $t:ty = $init:expr; $($rest:tt)*) => {
+        #[allow(non_camel_case_types)]
+        #[doc(hidden)]
+        $vis struct $name {
+            __private_field: (),
+        }
         $(#[$attr])*
-        $vis static $name: $crate::sync::LazyLock<$t> = $crate::sync::LazyLock::new(|| $init);
+        $vis static $name: $name = $name { __private_field: () };
+        impl ::core::ops::Deref for $name {
+            type Target = $t;
+            #[track_caller]
+            fn deref(&self) -> &$t {
+                static LAZY: $crate::sync::LazyLock<$t> = $crate::sync::LazyLock::new(|| $init);
+                $crate::lazy::force(&LAZY, ::core::stringify!($name))
+            }
+        }
         $crate::lazy_static!($($rest)*);
     };
     () => {};

@@ -94,7 +94,12 @@ impl Builder {
     {
         // loom's `thread::spawn` works only inside a model.
         let _in_model = crate::thread::InModel::enter();
-        self.kase().check(f);
+        let _lazy_statics = LazyStatics;
+        self.kase().check(move || {
+            crate::lazy::begin_execution();
+            f();
+            crate::lazy::end_execution();
+        });
     }
 
     /// The kase builder these settings make (on top of kase's own `KASE_*`
@@ -129,6 +134,15 @@ fn var<T: std::str::FromStr>(name: &str) -> Option<T> {
     match value.trim().parse() {
         Ok(n) => Some(n),
         Err(_) => panic!("kase-loom: {name}={value:?} is not a number"),
+    }
+}
+
+/// Leaves the lazy statics' model phase when the check ends, failed or not.
+struct LazyStatics;
+
+impl Drop for LazyStatics {
+    fn drop(&mut self) {
+        crate::lazy::leave();
     }
 }
 

@@ -178,6 +178,25 @@ impl<T, F> LazyLock<T, F> {
         }
     }
 
+    /// Drops the value in place: kase-loom's `lazy_static!` drops the
+    /// values a model's execution initialised when its main closure
+    /// returns, as loom does (so they are no leak). A write of the value:
+    /// a thread's access to it that is not ordered before the drop is a
+    /// data race. Not part of the API.
+    ///
+    /// # Safety
+    ///
+    /// A [`force`](Self::force) of `this` returned in this execution, and
+    /// nothing uses `this` again in this execution.
+    #[doc(hidden)]
+    #[track_caller]
+    pub unsafe fn __drop_value(this: &LazyLock<T, F>) {
+        // SAFETY: by the caller the value was written in this execution and
+        // is not used after; the next execution initialises it anew.
+        this.value
+            .with_mut(|slot| unsafe { (*slot).assume_init_drop() });
+    }
+
     /// # Safety
     ///
     /// The `Once` must have completed.
