@@ -50,6 +50,8 @@ pub(crate) fn run(config: &Settings, model: &(dyn Fn() + Sync)) -> Report {
         config.max_duration,
         config.preemption_bound,
         config.peeking,
+        // Known once the runner has seen the model's atomics (`search`).
+        false,
     );
     let mut progress = Progress::new(config.progress, name.as_deref(), hint);
     let trail = Trail::default();

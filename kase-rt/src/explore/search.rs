@@ -31,6 +31,9 @@ pub(super) fn explore(
     // clocks (and peeking, which keeps them): a reduction without it, or
     // RC11's graphs, need not pay for them at every step.
     runner.set_dependence_clocks(count_traces && !runner.weak());
+    if runner.weak() {
+        progress.over_rc11();
+    }
     let mut traces = HashSet::new();
     let start = Instant::now();
     let mut report = Report {
@@ -196,12 +199,20 @@ pub(super) fn explore(
     if let Some(budget) = &report.stopped_by {
         let warning = format!(
             "kase: WARNING: exploration stopped by {budget} after {} executions; the result is INCOMPLETE \
-             (behaviours may be left unexplored). Raise the budget to explore everything{}.",
+             (behaviours may be left unexplored). Raise the budget to explore everything{}.{}",
             spent.executions + report.executions,
             if config.allow_incomplete {
                 ""
             } else {
                 ", or allow an incomplete result (allow_incomplete, KASE_ALLOW_INCOMPLETE=1)"
+            },
+            if runner.weak() {
+                " Its atomics are weaker than SeqCst, so it explored Rust's memory model (RC11), \
+                 where a load may read any of several stores; memory_model = \"sc\" \
+                 (KASE_MEMORY_MODEL=sc) explores the interleavings alone, far fewer, and misses \
+                 only the bugs that need weak memory."
+            } else {
+                ""
             }
         );
         crate::stderr::warn(test.as_deref(), &warning);

@@ -78,6 +78,8 @@ pub(crate) struct Progress {
     /// What the user can do about a long exploration, shown once, after the
     /// first progress line.
     hint: String,
+    /// Whether `hint` already says the exploration is over RC11's graphs.
+    rc11: bool,
 }
 
 impl Progress {
@@ -100,7 +102,22 @@ impl Progress {
             shown: false,
             max_depth: 0,
             hint,
+            rc11: false,
         }
+    }
+
+    /// The exploration about to run is over Rust's memory model: the hint
+    /// says so (once), in place of the advice about peeking, which is off
+    /// there.
+    pub(crate) fn over_rc11(&mut self) {
+        if std::mem::replace(&mut self.rc11, true) {
+            return;
+        }
+        const PEEKING: &str = "; critical-section peeking is off";
+        if let Some(at) = self.hint.find(PEEKING) {
+            self.hint.truncate(at);
+        }
+        self.hint.push_str(RC11_HINT);
     }
 
     /// After each execution; `explored` estimates the part of the
@@ -287,13 +304,16 @@ pub(crate) fn thousands(n: u64) -> String {
 }
 
 /// What to do about an exploration that runs long, given its budgets
-/// (`max_executions`, `max_duration`), its preemption bound and whether
-/// peeking is on.
+/// (`max_executions`, `max_duration`), its preemption bound, whether
+/// peeking is on and whether it explores Rust's memory model (`rc11`:
+/// then peeking is off whatever the settings, and the store each load
+/// reads multiplies the executions).
 pub(crate) fn hint(
     max_executions: Option<u64>,
     max_duration: Option<Duration>,
     preemption_bound: Option<usize>,
     peeking: bool,
+    rc11: bool,
 ) -> String {
     let mut hint = match (max_executions, max_duration) {
         (None, None) => "set max_duration (KASE_MAX_DURATION=60s) or max_executions to bound it, \
@@ -326,7 +346,9 @@ pub(crate) fn hint(
         )),
         Some(0) => {}
     }
-    if !peeking {
+    if rc11 {
+        hint.push_str(RC11_HINT);
+    } else if !peeking {
         hint.push_str(
             "; critical-section peeking is off: turning it on (Builder::peeking(true), \
              KASE_PEEKING=1) explores far fewer executions of models with locks",
@@ -334,6 +356,12 @@ pub(crate) fn hint(
     }
     hint
 }
+
+/// The part of the hint for an exploration of Rust's memory model.
+pub(crate) const RC11_HINT: &str = "; its atomics are weaker than SeqCst, so it explores Rust's \
+     memory model (RC11), where a load may read any of several stores: that multiplies the \
+     executions. memory_model = \"sc\" (KASE_MEMORY_MODEL=sc) explores the interleavings \
+     alone, far fewer, and misses only the bugs that need weak memory";
 
 fn emit(line: &str) {
     let mut err = std::io::stderr().lock();
@@ -356,19 +384,32 @@ mod tests {
 
     #[test]
     fn hints_name_the_budget_or_how_to_set_one() {
-        let h = hint(None, None, None, true);
+        let h = hint(None, None, None, true, false);
         assert!(h.starts_with("set max_duration (KASE_MAX_DURATION"), "{h}");
         assert!(h.contains("KASE_MAX_PREEMPTIONS=2"), "{h}");
         assert!(!h.contains("peeking"), "{h}");
-        let h = hint(Some(5), Some(Duration::from_secs(2)), Some(2), false);
+        let h = hint(Some(5), Some(Duration::from_secs(2)), Some(2), false, false);
         assert!(h.contains("at most 2 preemptions"), "{h}");
         assert!(h.contains("KASE_MAX_PREEMPTIONS=1) finishes sooner"), "{h}");
-        assert!(!hint(None, None, Some(0), true).contains("PREEMPTIONS"));
+        assert!(!hint(None, None, Some(0), true, false).contains("PREEMPTIONS"));
         assert!(
             h.starts_with("it stops at max_executions = 5 or max_duration = 2s"),
             "{h}"
         );
         assert!(h.contains("peeking is off"), "{h}");
+        // Over RC11's graphs peeking is off anyway: the memory model is what
+        // to say.
+        let h = hint(Some(5), None, Some(2), false, true);
+        assert!(!h.contains("peeking"), "{h}");
+        assert!(
+            h.ends_with("misses only the bugs that need weak memory"),
+            "{h}"
+        );
+        let mut progress = Progress::new(Some(false), None, hint(None, None, None, false, false));
+        progress.over_rc11();
+        progress.over_rc11();
+        assert!(!progress.hint.contains("peeking"), "{}", progress.hint);
+        assert_eq!(progress.hint.matches("KASE_MEMORY_MODEL=sc").count(), 1);
     }
 
     #[test]
