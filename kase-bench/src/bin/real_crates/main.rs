@@ -112,6 +112,25 @@ const SUITES: &[Suite] = &[
         source: "smol-rs's loom step (as concurrent-queue's and parking's; event-listener's own \
                  5.x workflow is not in the index)",
     },
+    Suite {
+        name: "bytes",
+        version: "1.12.2",
+        args: &["--lib"],
+        rustflags: "--cfg loom",
+        env: &[],
+        patches: &[],
+        source: "tokio-rs/bytes ci.yml, job loom (its `-Dwarnings` and nightly toolchain left \
+                 out, for both tools)",
+    },
+    Suite {
+        name: "left-right",
+        version: "0.11.8",
+        args: &["--test", "loom"],
+        rustflags: "--cfg loom",
+        env: &[("LOOM_MAX_PREEMPTIONS", "3")],
+        patches: &[],
+        source: "left-right's safety.yml (shipped in the crate), job loom",
+    },
 ];
 
 /// The two variants of every crate.
@@ -785,8 +804,9 @@ fn section(command: &str, md: &str, suites: &[&Suite]) -> String {
          none); `n/a` where the tool printed none. A row per test follows a crate's row where a \
          test failed or did not finish under either tool; \
          *notes* give the first line of its first panic message. The loom verdict names the \
-         loom version cargo resolved for the unchanged copy (oneshot and event-listener ship a \
-         `Cargo.lock`; sharded-slab 0.1.7 asks for loom 0.5). Where kase runs more \
+         loom version cargo resolved for the unchanged copy (oneshot, event-listener, bytes \
+         and left-right ship a `Cargo.lock`; sharded-slab 0.1.7 asks for loom 0.5). Where \
+         kase runs more \
          executions than loom under Rust's memory model, it is mostly behaviours loom does \
          not explore: after a yield loom never re-reads a store seen before it, and a failed \
          `compare_exchange` reads only the newest store there (docs/guide/memory-model.md, \
