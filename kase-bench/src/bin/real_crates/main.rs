@@ -54,6 +54,9 @@ struct Suite {
     env: &'static [(&'static str, &'static str)],
     /// Dependencies with a loom feature: patched to the sibling copy.
     patches: &'static [&'static str],
+    /// Fetched and copied only, for another suite's `patches` (a
+    /// dependency whose loom must be the same as its dependent's).
+    dependency_only: bool,
     /// Where the settings come from.
     source: &'static str,
 }
@@ -66,6 +69,7 @@ const SUITES: &[Suite] = &[
         rustflags: "--cfg loom",
         env: &[("LOOM_MAX_PREEMPTIONS", "2")],
         patches: &[],
+        dependency_only: false,
         source: "smol-rs/concurrent-queue ci.yml, job test, step \"Run with Loom enabled\" (its \
                  job loom uses 4 preemptions)",
     },
@@ -76,6 +80,7 @@ const SUITES: &[Suite] = &[
         rustflags: "--cfg oneshot_loom",
         env: &[("LOOM_MAX_BRANCHES", "100000")],
         patches: &[],
+        dependency_only: false,
         source: "faern/oneshot build-and-test.yml (LOOM_MAX_BRANCHES; the cfg is `oneshot_loom` \
                  with the `loom` feature since 0.1.8, per its CHANGELOG)",
     },
@@ -86,6 +91,7 @@ const SUITES: &[Suite] = &[
         rustflags: "--cfg loom",
         env: &[("LOOM_MAX_PREEMPTIONS", "2")],
         patches: &[],
+        dependency_only: false,
         source: "smol-rs/parking ci.yml",
     },
     Suite {
@@ -99,6 +105,7 @@ const SUITES: &[Suite] = &[
             ("LOOM_LOCATION", "1"),
         ],
         patches: &[],
+        dependency_only: false,
         source: "hawkw/sharded-slab ci.yml → bin/loom.sh (its LOOM_LOG=1 is replaced by the \
                  harness's LOOM_LOG)",
     },
@@ -109,6 +116,7 @@ const SUITES: &[Suite] = &[
         rustflags: "--cfg loom",
         env: &[("LOOM_MAX_PREEMPTIONS", "2")],
         patches: &["parking"],
+        dependency_only: false,
         source: "smol-rs's loom step (as concurrent-queue's and parking's; event-listener's own \
                  5.x workflow is not in the index)",
     },
@@ -119,6 +127,7 @@ const SUITES: &[Suite] = &[
         rustflags: "--cfg loom",
         env: &[],
         patches: &[],
+        dependency_only: false,
         source: "tokio-rs/bytes ci.yml, job loom (its `-Dwarnings` and nightly toolchain left \
                  out, for both tools)",
     },
@@ -129,7 +138,29 @@ const SUITES: &[Suite] = &[
         rustflags: "--cfg loom",
         env: &[("LOOM_MAX_PREEMPTIONS", "3")],
         patches: &[],
+        dependency_only: false,
         source: "left-right's safety.yml (shipped in the crate), job loom",
+    },
+    Suite {
+        name: "crossbeam-epoch",
+        version: "0.9.21",
+        args: &["--test", "loom", "--features", "loom"],
+        rustflags: "--cfg crossbeam_loom --cfg crossbeam_sanitize",
+        env: &[("LOOM_MAX_PREEMPTIONS", "2")],
+        patches: &["crossbeam-utils"],
+        dependency_only: false,
+        source: "crossbeam-rs/crossbeam ci/crossbeam-epoch-loom.sh (its `loom` feature turns on \
+                 crossbeam-utils' loom, so crossbeam-utils is patched to a sibling copy)",
+    },
+    Suite {
+        name: "crossbeam-utils",
+        version: "0.8.23",
+        args: &[],
+        rustflags: "--cfg crossbeam_loom",
+        env: &[],
+        patches: &[],
+        dependency_only: true,
+        source: "a dependency of crossbeam-epoch's copies only",
     },
 ];
 
@@ -182,7 +213,7 @@ fn main() {
     let work = options.work.canonicalize().expect("work directory");
     let suites: Vec<&Suite> = SUITES
         .iter()
-        .filter(|s| s.name.contains(&options.only))
+        .filter(|s| !s.dependency_only && s.name.contains(&options.only))
         .collect();
     // All crates are fetched and copied: a suite may patch in another's
     // copy (event-listener uses parking's).
@@ -786,8 +817,10 @@ fn section(command: &str, md: &str, suites: &[&Suite]) -> String {
         "{HEADING}\n\n{generated}\n\nEach crate's published source, fetched by cargo, is copied twice: \
          `<crate>-loom` unchanged, and `<crate>-kase` whose `loom` dependency table alone names \
          `package = \"kase-loom\"` and a path instead of a version (event-listener's copies \
-         also patch their `parking` dependency to the sibling copy of parking, so that both \
-         crates use the same loom; sharded-slab's `rust-toolchain.toml` is removed from both). \
+         also patch their `parking` dependency to the sibling copy of parking, and \
+         crossbeam-epoch's their `crossbeam-utils` to copies of crossbeam-utils 0.8.23 made \
+         the same way, so that both crates use the same loom; sharded-slab's \
+         `rust-toolchain.toml` is removed from both). \
          Both are built with `cargo test --release --no-run` and the loom target(s) and \
          features of the crate's CI; then each test of the binary runs alone (`--exact NAME \
          --test-threads=1 --nocapture`, the CI's variables), killed after the timeout, so that \
