@@ -7,19 +7,32 @@ use std::collections::BTreeMap;
 
 /// `manifest` (a crate's packaged, normalized `Cargo.toml`) with every
 /// `loom` dependency table (`[dependencies.loom]`, `[dev-dependencies.loom]`,
-/// `[target."cfg(loom)".dependencies.loom]`, …) pointed at kase-loom:
-/// `package = "kase-loom"` and `path = kase_loom` are added after the
-/// header and the `version` line goes; every other line of the table
-/// (`optional`, `features`, …) stays. An error if there is no such table,
-/// or if a table names a package already.
+/// `[target."cfg(loom)".dependencies.loom]`, …, and a table that renames
+/// loom with `package = "loom"`) pointed at kase-loom: `package =
+/// "kase-loom"` and `path = kase_loom` are added after the header and the
+/// `version` (and `package = "loom"`) line goes; every other line of the
+/// table (`optional`, `features`, …) stays. An error if there is no such
+/// table, or if a table names another package, a path or a git source.
 pub fn point_loom_at_kase(manifest: &str, kase_loom: &str) -> Result<String, String> {
+    // Tables that rename loom (`[…dependencies.loom-crate]` with `package =
+    // "loom"`, as crossbeam's crates do) are loom's too.
+    let mut renamed = Vec::new();
+    let mut header = "";
+    for line in manifest.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            header = trimmed;
+        } else if is_dependency_table(header) && is_loom_package(trimmed) {
+            renamed.push(header);
+        }
+    }
     let mut out = String::with_capacity(manifest.len() + 200);
     let mut in_loom_table = false;
     let mut tables = 0;
     for line in manifest.lines() {
         let trimmed = line.trim();
         if trimmed.starts_with('[') {
-            in_loom_table = is_loom_table(trimmed);
+            in_loom_table = is_loom_table(trimmed) || renamed.contains(&trimmed);
             out.push_str(line);
             out.push('\n');
             if in_loom_table {
@@ -32,6 +45,7 @@ pub fn point_loom_at_kase(manifest: &str, kase_loom: &str) -> Result<String, Str
         if in_loom_table {
             match key(trimmed) {
                 Some("version") => continue,
+                Some("package") if is_loom_package(trimmed) => continue,
                 Some("package" | "path" | "git") => {
                     return Err(format!("loom's table already has `{trimmed}`"));
                 }
@@ -45,6 +59,23 @@ pub fn point_loom_at_kase(manifest: &str, kase_loom: &str) -> Result<String, Str
         return Err("no `[…dependencies.loom]` table in the manifest".to_owned());
     }
     Ok(out)
+}
+
+/// Whether a table header names an entry of a dependency table.
+fn is_dependency_table(header: &str) -> bool {
+    let inner = header.trim_start_matches('[').trim_end_matches(']').trim();
+    inner.starts_with("dependencies.")
+        || inner.starts_with("dev-dependencies.")
+        || inner.contains(".dependencies.")
+        || inner.contains(".dev-dependencies.")
+}
+
+/// Whether a line is `package = "loom"`.
+fn is_loom_package(line: &str) -> bool {
+    key(line) == Some("package")
+        && line
+            .split_once('=')
+            .is_some_and(|(_, value)| value.trim() == "\"loom\"")
 }
 
 /// Whether a table header names the `loom` entry of a dependency table.
@@ -353,6 +384,21 @@ mod tests {
              [dev-dependencies.loomy]\nversion = \"1\"\n"
         );
         assert!(point_loom_at_kase("[dependencies.x]\nversion = \"1\"\n", "/k").is_err());
+    }
+
+    #[test]
+    fn a_renamed_loom_is_pointed_at_kase_too() {
+        // crossbeam-epoch 0.9's manifest.
+        let manifest = "[target.\"cfg(crossbeam_loom)\".dependencies.loom-crate]\n\
+            version = \"0.7.1\"\noptional = true\npackage = \"loom\"\n\n\
+            [dependencies.other]\nversion = \"1\"\npackage = \"not-loom\"\n";
+        let out = point_loom_at_kase(manifest, "/r/kase-loom").unwrap();
+        assert_eq!(
+            out,
+            "[target.\"cfg(crossbeam_loom)\".dependencies.loom-crate]\n\
+             package = \"kase-loom\"\npath = \"/r/kase-loom\"\noptional = true\n\n\
+             [dependencies.other]\nversion = \"1\"\npackage = \"not-loom\"\n"
+        );
     }
 
     #[test]
