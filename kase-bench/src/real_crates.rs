@@ -22,7 +22,7 @@ pub fn point_loom_at_kase(manifest: &str, kase_loom: &str) -> Result<String, Str
         let trimmed = line.trim();
         if trimmed.starts_with('[') {
             header = trimmed;
-        } else if is_dependency_table(header) && is_loom_package(trimmed) {
+        } else if dependency_entry(header).is_some() && is_loom_package(trimmed) {
             renamed.push(header);
         }
     }
@@ -61,15 +61,6 @@ pub fn point_loom_at_kase(manifest: &str, kase_loom: &str) -> Result<String, Str
     Ok(out)
 }
 
-/// Whether a table header names an entry of a dependency table.
-fn is_dependency_table(header: &str) -> bool {
-    let inner = header.trim_start_matches('[').trim_end_matches(']').trim();
-    inner.starts_with("dependencies.")
-        || inner.starts_with("dev-dependencies.")
-        || inner.contains(".dependencies.")
-        || inner.contains(".dev-dependencies.")
-}
-
 /// Whether a line is `package = "loom"`.
 fn is_loom_package(line: &str) -> bool {
     key(line) == Some("package")
@@ -80,10 +71,23 @@ fn is_loom_package(line: &str) -> bool {
 
 /// Whether a table header names the `loom` entry of a dependency table.
 fn is_loom_table(header: &str) -> bool {
+    dependency_entry(header) == Some("loom")
+}
+
+/// The entry a table header names in a dependency table
+/// (`[dependencies.NAME]`, `[target.….dev-dependencies.NAME]`, …), if it
+/// names one.
+fn dependency_entry(header: &str) -> Option<&str> {
     let inner = header.trim_start_matches('[').trim_end_matches(']').trim();
-    ["dependencies.loom", "dev-dependencies.loom"]
+    ["dependencies.", "dev-dependencies."]
         .iter()
-        .any(|suffix| inner == *suffix || inner.ends_with(&format!(".{suffix}")))
+        .find_map(|table| {
+            inner.strip_prefix(table).or_else(|| {
+                inner
+                    .rsplit_once(&format!(".{table}"))
+                    .map(|(_, entry)| entry)
+            })
+        })
 }
 
 /// The key of a `key = value` line.

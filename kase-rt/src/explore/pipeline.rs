@@ -45,14 +45,12 @@ fn regression_file(config: &Settings) -> Option<(PathBuf, &TestId)> {
 pub(crate) fn run(config: &Settings, model: &(dyn Fn() + Sync)) -> Report {
     let start = Instant::now();
     let name = config.test.as_ref().map(TestId::full_name);
-    let hint = progress::hint(
-        config.max_executions,
-        config.max_duration,
-        config.preemption_bound,
-        config.peeking,
-        // Known once the runner has seen the model's atomics (`search`).
-        false,
-    );
+    let hint = progress::Hint {
+        max_executions: config.max_executions,
+        max_duration: config.max_duration,
+        preemption_bound: config.preemption_bound,
+        peeking: config.peeking,
+    };
     let mut progress = Progress::new(config.progress, name.as_deref(), hint);
     let trail = Trail::default();
     // A panic that gets here did not come from the model (model threads

@@ -207,12 +207,9 @@ pub(super) fn explore(
                 ", or allow an incomplete result (allow_incomplete, KASE_ALLOW_INCOMPLETE=1)"
             },
             if runner.weak() {
-                " Its atomics are weaker than SeqCst, so it explored Rust's memory model (RC11), \
-                 where a load may read any of several stores; memory_model = \"sc\" \
-                 (KASE_MEMORY_MODEL=sc) explores the interleavings alone, far fewer, and misses \
-                 only the bugs that need weak memory."
+                format!(" {}.", crate::report::progress::RC11_ADVICE)
             } else {
-                ""
+                String::new()
             }
         );
         crate::stderr::warn(test.as_deref(), &warning);

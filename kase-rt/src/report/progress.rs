@@ -77,13 +77,13 @@ pub(crate) struct Progress {
     max_depth: usize,
     /// What the user can do about a long exploration, shown once, after the
     /// first progress line.
-    hint: String,
-    /// Whether `hint` already says the exploration is over RC11's graphs.
+    hint: Hint,
+    /// The exploration runs over RC11's graphs (the hint then says so).
     rc11: bool,
 }
 
 impl Progress {
-    pub(crate) fn new(mode: Option<bool>, name: Option<&str>, hint: String) -> Self {
+    pub(crate) fn new(mode: Option<bool>, name: Option<&str>, hint: Hint) -> Self {
         let start = Instant::now();
         let first = match mode {
             Some(true) => Duration::from_secs(1),
@@ -107,17 +107,9 @@ impl Progress {
     }
 
     /// The exploration about to run is over Rust's memory model: the hint
-    /// says so (once), in place of the advice about peeking, which is off
-    /// there.
+    /// says so, in place of the advice about peeking, which is off there.
     pub(crate) fn over_rc11(&mut self) {
-        if std::mem::replace(&mut self.rc11, true) {
-            return;
-        }
-        const PEEKING: &str = "; critical-section peeking is off";
-        if let Some(at) = self.hint.find(PEEKING) {
-            self.hint.truncate(at);
-        }
-        self.hint.push_str(RC11_HINT);
+        self.rc11 = true;
     }
 
     /// After each execution; `explored` estimates the part of the
@@ -153,7 +145,11 @@ impl Progress {
                     progress_line(&snapshot(rate))
                 ));
                 if !std::mem::replace(&mut self.shown, true) {
-                    emit(&format!("{}: still exploring: {}", self.label, self.hint));
+                    emit(&format!(
+                        "{}: still exploring: {}",
+                        self.label,
+                        self.hint.text(self.rc11)
+                    ));
                 }
             }
         }
@@ -303,63 +299,75 @@ pub(crate) fn thousands(n: u64) -> String {
     out
 }
 
-/// What to do about an exploration that runs long, given its budgets
-/// (`max_executions`, `max_duration`), its preemption bound, whether
-/// peeking is on and whether it explores Rust's memory model (`rc11`:
-/// then peeking is off whatever the settings, and the store each load
-/// reads multiplies the executions).
-pub(crate) fn hint(
-    max_executions: Option<u64>,
-    max_duration: Option<Duration>,
-    preemption_bound: Option<usize>,
-    peeking: bool,
-    rc11: bool,
-) -> String {
-    let mut hint = match (max_executions, max_duration) {
-        (None, None) => "set max_duration (KASE_MAX_DURATION=60s) or max_executions to bound it, \
-             with allow_incomplete (KASE_ALLOW_INCOMPLETE=1) to accept the bounded result, or make \
-             the model smaller (fewer threads or operations per thread)"
-            .to_owned(),
-        (executions, duration) => {
-            let budgets: Vec<String> = executions
-                .map(|n| format!("max_executions = {n}"))
-                .into_iter()
-                .chain(duration.map(|d| format!("max_duration = {d:?}")))
-                .collect();
-            format!(
-                "it stops at {}, INCOMPLETE, which fails the test unless allow_incomplete \
-                 (KASE_ALLOW_INCOMPLETE=1) accepts it; a smaller model explores fully",
-                budgets.join(" or ")
-            )
-        }
-    };
-    match preemption_bound {
-        None => hint.push_str(
-            "; a preemption bound (Builder::preemption_bound(2), KASE_MAX_PREEMPTIONS=2) explores \
-             every execution with few preemptions, where most bugs show, and can finish",
-        ),
-        Some(bound @ 1..) => hint.push_str(&format!(
-            "; it explores every execution with at most {bound} preemption{}, and a lower bound \
-             (KASE_MAX_PREEMPTIONS={}) finishes sooner",
-            if bound == 1 { "" } else { "s" },
-            bound - 1
-        )),
-        Some(0) => {}
-    }
-    if rc11 {
-        hint.push_str(RC11_HINT);
-    } else if !peeking {
-        hint.push_str(
-            "; critical-section peeking is off: turning it on (Builder::peeking(true), \
-             KASE_PEEKING=1) explores far fewer executions of models with locks",
-        );
-    }
-    hint
+/// What to do about an exploration that runs long: its budgets
+/// (`max_executions`, `max_duration`), its preemption bound and whether
+/// peeking is on.
+pub(crate) struct Hint {
+    pub(crate) max_executions: Option<u64>,
+    pub(crate) max_duration: Option<Duration>,
+    pub(crate) preemption_bound: Option<usize>,
+    pub(crate) peeking: bool,
 }
 
-/// The part of the hint for an exploration of Rust's memory model.
-pub(crate) const RC11_HINT: &str = "; its atomics are weaker than SeqCst, so it explores Rust's \
-     memory model (RC11), where a load may read any of several stores: that multiplies the \
+impl Hint {
+    /// The advice; `rc11`: the exploration is over Rust's memory model
+    /// (then peeking is off whatever the settings, and the store each load
+    /// reads multiplies the executions).
+    pub(crate) fn text(&self, rc11: bool) -> String {
+        let Hint {
+            max_executions,
+            max_duration,
+            preemption_bound,
+            peeking,
+        } = *self;
+        let mut hint = match (max_executions, max_duration) {
+            (None, None) => "set max_duration (KASE_MAX_DURATION=60s) or max_executions to bound it, \
+                 with allow_incomplete (KASE_ALLOW_INCOMPLETE=1) to accept the bounded result, or make \
+                 the model smaller (fewer threads or operations per thread)"
+                .to_owned(),
+            (executions, duration) => {
+                let budgets: Vec<String> = executions
+                    .map(|n| format!("max_executions = {n}"))
+                    .into_iter()
+                    .chain(duration.map(|d| format!("max_duration = {d:?}")))
+                    .collect();
+                format!(
+                    "it stops at {}, INCOMPLETE, which fails the test unless allow_incomplete \
+                     (KASE_ALLOW_INCOMPLETE=1) accepts it; a smaller model explores fully",
+                    budgets.join(" or ")
+                )
+            }
+        };
+        match preemption_bound {
+            None => hint.push_str(
+                "; a preemption bound (Builder::preemption_bound(2), KASE_MAX_PREEMPTIONS=2) explores \
+                 every execution with few preemptions, where most bugs show, and can finish",
+            ),
+            Some(bound @ 1..) => hint.push_str(&format!(
+                "; it explores every execution with at most {bound} preemption{}, and a lower bound \
+                 (KASE_MAX_PREEMPTIONS={}) finishes sooner",
+                if bound == 1 { "" } else { "s" },
+                bound - 1
+            )),
+            Some(0) => {}
+        }
+        if rc11 {
+            hint.push_str("; ");
+            hint.push_str(RC11_ADVICE);
+        } else if !peeking {
+            hint.push_str(
+                "; critical-section peeking is off: turning it on (Builder::peeking(true), \
+                 KASE_PEEKING=1) explores far fewer executions of models with locks",
+            );
+        }
+        hint
+    }
+}
+
+/// What to say of an exploration over Rust's memory model that runs long
+/// or stops at a budget (the progress hint and the budget's warning).
+pub(crate) const RC11_ADVICE: &str = "Rust's memory model (RC11) is explored for its atomics \
+     weaker than SeqCst, where a load may read any of several stores: that multiplies the \
      executions. memory_model = \"sc\" (KASE_MEMORY_MODEL=sc) explores the interleavings \
      alone, far fewer, and misses only the bugs that need weak memory";
 
@@ -380,6 +388,22 @@ mod tests {
         // The pipeline explored again: its count starts over.
         let later = start + INTERVAL;
         assert_eq!(pace.due(later, 20), Some(Some(0)));
+    }
+
+    fn hint(
+        max_executions: Option<u64>,
+        max_duration: Option<Duration>,
+        preemption_bound: Option<usize>,
+        peeking: bool,
+        rc11: bool,
+    ) -> String {
+        Hint {
+            max_executions,
+            max_duration,
+            preemption_bound,
+            peeking,
+        }
+        .text(rc11)
     }
 
     #[test]
@@ -405,11 +429,18 @@ mod tests {
             h.ends_with("misses only the bugs that need weak memory"),
             "{h}"
         );
-        let mut progress = Progress::new(Some(false), None, hint(None, None, None, false, false));
+        let settings = Hint {
+            max_executions: None,
+            max_duration: None,
+            preemption_bound: None,
+            peeking: false,
+        };
+        let mut progress = Progress::new(Some(false), None, settings);
         progress.over_rc11();
         progress.over_rc11();
-        assert!(!progress.hint.contains("peeking"), "{}", progress.hint);
-        assert_eq!(progress.hint.matches("KASE_MEMORY_MODEL=sc").count(), 1);
+        let shown = progress.hint.text(progress.rc11);
+        assert!(!shown.contains("peeking"), "{shown}");
+        assert_eq!(shown.matches("KASE_MEMORY_MODEL=sc").count(), 1);
     }
 
     #[test]
