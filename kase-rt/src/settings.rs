@@ -100,6 +100,9 @@ pub(crate) struct Settings {
 pub(crate) struct Spent {
     pub executions: u64,
     pub time: Duration,
+    /// Iterative deepening: the bound an earlier round explored fully
+    /// (messages about a budget met in a later round say so).
+    pub complete_up_to: Option<usize>,
 }
 
 impl Spent {
@@ -108,6 +111,7 @@ impl Spent {
         Spent {
             executions: self.executions + executions,
             time: self.time + time,
+            ..self
         }
     }
 }

@@ -304,6 +304,31 @@ fn a_budget_deepens_the_bound_from_zero() {
     assert_eq!(report.executions(), rounds, "{report}");
     assert_eq!(report.preemption_bound(), Some(2));
     assert!(report.complete_within_bound(), "{report}");
+
+    // A budget met in round 2, after round 1 finished: the result holds up
+    // to 1 preemption, and the budget's warning says so.
+    let first_two: u64 = (0..=1)
+        .map(|b| bounded(b).explore(&model).executions())
+        .sum();
+    assert!(rounds > first_two + 1);
+    let report = bounded(2)
+        .max_duration(std::time::Duration::from_secs(60))
+        .max_executions(first_two + 1)
+        .allow_incomplete(true)
+        .explore(&model);
+    assert_eq!(report.preemption_bound(), Some(1), "{report}");
+    assert!(
+        report.complete_within_bound() && !report.complete(),
+        "{report}"
+    );
+    assert!(
+        report.warnings().iter().any(|w| w.contains(
+            "INCOMPLETE (behaviours may be left unexplored). Every execution with at most \
+             1 preemption was explored before"
+        )),
+        "{:?}",
+        report.warnings()
+    );
 }
 
 #[test]

@@ -15,6 +15,7 @@ use super::{
     bounded, exhaustive, minimize, por, revisit, Explorer, GraphExplorer, MemoryModel, Runner,
     Settings, Strategy, Trail,
 };
+use crate::settings::Spent;
 
 /// Shows `warning` past the test harness's capture and keeps it in the
 /// report.
@@ -486,7 +487,10 @@ fn deepen(
         let settings = Settings {
             preemption_bound: Some(round),
             // The budgets hold for all rounds together.
-            spent: config.spent.plus(executions, start.elapsed()),
+            spent: Spent {
+                complete_up_to: round.checked_sub(1),
+                ..config.spent.plus(executions, start.elapsed())
+            },
             // Once peeking was found unsafe for this model, it stays off.
             peeking,
             ..config.clone()
@@ -511,6 +515,7 @@ fn deepen(
             report.warnings = warnings;
             return report;
         }
+        progress.round_done(round, report.executions);
         round += 1;
     }
 }

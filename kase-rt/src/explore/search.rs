@@ -197,9 +197,18 @@ pub(super) fn explore(
         }
     }
     if let Some(budget) = &report.stopped_by {
+        // An earlier round of the iterative deepening was complete.
+        let within = match spent.complete_up_to {
+            Some(bound) => format!(
+                " Every execution with at most {} was explored before (an earlier round of the \
+                 iterative deepening), with no failure: the result holds up to that bound.",
+                crate::report::preemptions(bound)
+            ),
+            None => String::new(),
+        };
         let warning = format!(
             "kase: WARNING: exploration stopped by {budget} after {} executions; the result is INCOMPLETE \
-             (behaviours may be left unexplored). Raise the budget to explore everything{}.{}",
+             (behaviours may be left unexplored).{within} Raise the budget to explore everything{}.{}",
             spent.executions + report.executions,
             if config.allow_incomplete {
                 ""

@@ -155,13 +155,41 @@ impl Progress {
         }
     }
 
+    /// Iterative deepening finished a round: every execution with at most
+    /// `bound` preemptions ran (`executions` of them), none failed, and the
+    /// next round starts, counting afresh. Said where progress is shown, so
+    /// that the count going back to zero does not look like lost work.
+    pub(crate) fn round_done(&self, bound: usize, executions: u64) {
+        if self.shown || self.mode == Some(true) {
+            emit(&format!(
+                "{}: every execution with at most {} explored ({}), no failure; now at most {}, \
+                 counting from 0",
+                self.label,
+                super::preemptions(bound),
+                self::executions(executions),
+                super::preemptions(bound + 1),
+            ));
+        }
+    }
+
     /// At the end of an exploration: the summary line, if progress was shown
     /// (or asked for), and the summary event.
     pub(crate) fn finish(&self, report: &Report) {
         let elapsed = self.start.elapsed();
         let (outcome, text) = match (&report.failure, &report.stopped_by) {
             (Some(f), _) => ("failure", format!("found a {}", f.kind())),
-            (None, Some(budget)) => ("incomplete", format!("INCOMPLETE (stopped by {budget})")),
+            (None, Some(budget)) => {
+                let within = match report.preemption_bound {
+                    Some(bound) if report.complete_within_bound => {
+                        format!(", complete up to {}", super::preemptions(bound))
+                    }
+                    _ => String::new(),
+                };
+                (
+                    "incomplete",
+                    format!("INCOMPLETE (stopped by {budget}){within}"),
+                )
+            }
             (None, None) => ("complete", "complete".to_owned()),
         };
         let summary = Summary {
