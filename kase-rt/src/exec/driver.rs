@@ -305,6 +305,8 @@ pub(crate) fn run(
 ) -> Outcome {
     panic::install_hook();
     let exec = RefCell::new(Execution::new(stamp, interner, spare, limits));
+    exec.borrow_mut()
+        .set_replay_prefix(scheduler.replay_prefix());
     let mut schedule = std::mem::take(&mut spare.schedule);
     let mut weak_schedule = std::mem::take(&mut spare.weak_schedule);
     let mut redundant = false;

@@ -208,6 +208,7 @@ impl Execution {
                     limits.psc_memo.clone(),
                     limits.history_pool.clone(),
                     limits.graph_pool.clone(),
+                    limits.offer_cache.clone(),
                 )
             }),
             weaker_ordering: None,

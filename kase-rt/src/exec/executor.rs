@@ -86,6 +86,7 @@ impl Executor {
                 psc_memo: Default::default(),
                 history_pool: Default::default(),
                 graph_pool: Default::default(),
+                offer_cache: Default::default(),
                 // Interleavings first; the exploration moves to RC11's
                 // graphs when it must (`explore/pipeline.rs`).
                 weak: false,

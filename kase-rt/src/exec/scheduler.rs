@@ -236,6 +236,14 @@ pub(crate) trait Scheduler {
     /// Picks one of `point.options` ways an atomic access goes under RC11
     /// (asked only then).
     fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop>;
+
+    /// How many first events of the next execution repeat the previous
+    /// execution's, weak choices included (the explorer replays its choices
+    /// that far): the executor may reuse what it computed for them. 0, the
+    /// default: none known.
+    fn replay_prefix(&self) -> usize {
+        0
+    }
 }
 
 /// Limits for one execution.
@@ -267,6 +275,9 @@ pub(crate) struct Limits {
     pub history_pool: super::weak::HistoryPool,
     /// Other buffers of finished executions' RC11 state, for reuse.
     pub graph_pool: super::weak::GraphPool,
+    /// The previous execution's atomic accesses' offers, for a replayed
+    /// prefix (`Scheduler::replay_prefix`).
+    pub offer_cache: super::weak::OfferCache,
 }
 
 /// What one execution produced.

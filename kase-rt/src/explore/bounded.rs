@@ -773,6 +773,12 @@ impl Scheduler for BoundedDpor {
         Ok(chosen)
     }
 
+    fn replay_prefix(&self) -> usize {
+        // The deepest choice point takes its next option at its event; the
+        // choices before it are replayed.
+        self.frames.last().map_or(0, |frame| frame.at)
+    }
+
     fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
         // A load woken by stores reads one of the stores from `since` on
         // (`Sleeper`); the model's exploration controls overrule that.

@@ -122,6 +122,10 @@ impl Scheduler for Guarded<'_> {
     fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
         self.inner.choose_weak(point)
     }
+
+    fn replay_prefix(&self) -> usize {
+        self.inner.replay_prefix()
+    }
 }
 
 /// Runs executions of one model one after another.

@@ -149,6 +149,10 @@ pub(crate) struct WeakMemory {
     history_pool: HistoryPool,
     /// Where its other buffers come from and go back to.
     graph_pool: GraphPool,
+    /// The offers of the previous execution's accesses, and how many of its
+    /// first events this one repeats (`OfferCache`).
+    offer_cache: OfferCache,
+    replay_prefix: usize,
     /// Emptied lists for new locations' modification orders and new
     /// threads' nodes, from the pool.
     spare_lists: Vec<Vec<usize>>,
@@ -226,6 +230,73 @@ impl PscMemo {
     }
 }
 
+/// The offers (`weak_sources`) of the previous execution's atomic accesses,
+/// by event index, shared by the executions of an exploration. Where the
+/// explorer replays a prefix of the previous execution
+/// (`Scheduler::replay_prefix`), the accesses there run in the same states,
+/// so their offers are taken from here instead of computed again: under a
+/// preemption bound most of an execution is such a prefix, and the
+/// coherence floors and `psc` checks of its accesses were a tenth of
+/// concurrent-queue's instructions.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct OfferCache(std::rc::Rc<std::cell::RefCell<Vec<CachedOffer>>>);
+
+#[derive(Clone, Debug, Default)]
+struct CachedOffer {
+    /// The access it was made for. Another one at its index (only a model
+    /// that depends on something besides the schedule makes one) computes
+    /// its offer afresh.
+    access: Option<(ThreadIdx, ObjectIdx, OpKind)>,
+    candidates: Vec<Candidate>,
+    sources: Vec<usize>,
+    after: Vec<usize>,
+}
+
+impl OfferCache {
+    /// Puts the offer kept for event `event` into `offer`, if it was made
+    /// for `access`.
+    fn restore(
+        &self,
+        event: usize,
+        access: (ThreadIdx, ObjectIdx, OpKind),
+        offer: &mut Offer,
+    ) -> bool {
+        let cache = self.0.borrow();
+        let Some(cached) = cache.get(event).filter(|c| c.access == Some(access)) else {
+            return false;
+        };
+        for (to, from) in [
+            (&mut offer.sources, &cached.sources),
+            (&mut offer.after, &cached.after),
+        ] {
+            to.clear();
+            to.extend_from_slice(from);
+        }
+        offer.candidates.clear();
+        offer.candidates.extend_from_slice(&cached.candidates);
+        true
+    }
+
+    /// Keeps `offer`, made for `access`, as event `event`'s.
+    fn keep(&self, event: usize, access: (ThreadIdx, ObjectIdx, OpKind), offer: &Offer) {
+        let mut cache = self.0.borrow_mut();
+        if cache.len() <= event {
+            cache.resize_with(event + 1, CachedOffer::default);
+        }
+        let cached = &mut cache[event];
+        cached.access = Some(access);
+        for (to, from) in [
+            (&mut cached.sources, &offer.sources),
+            (&mut cached.after, &offer.after),
+        ] {
+            to.clear();
+            to.extend_from_slice(from);
+        }
+        cached.candidates.clear();
+        cached.candidates.extend_from_slice(&offer.candidates);
+    }
+}
+
 /// Graphs up to this many events are checked for consistency at every event
 /// with the `self-check` feature (`WeakMemory::push`).
 #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
@@ -238,10 +309,16 @@ fn is_seq_cst(intent: &AtomicIntent) -> bool {
 impl WeakMemory {
     /// The RC11 state of a new execution, sharing the exploration's `psc`
     /// verdicts.
-    pub(crate) fn new(psc_memo: PscMemo, history_pool: HistoryPool, graph_pool: GraphPool) -> Self {
+    pub(crate) fn new(
+        psc_memo: PscMemo,
+        history_pool: HistoryPool,
+        graph_pool: GraphPool,
+        offer_cache: OfferCache,
+    ) -> Self {
         let spare = graph_pool.take();
         WeakMemory {
             psc_memo,
+            offer_cache,
             history_pool,
             locations: spare.locations,
             graph: Graph {
@@ -580,6 +657,22 @@ impl Execution {
             return None;
         }
         let mut offer = std::mem::take(&mut self.weak_mut().offer);
+        let (event, access) = (self.events.len(), (t, object, kind));
+        let weak = self.weak();
+        if event < weak.replay_prefix && weak.offer_cache.restore(event, access, &mut offer) {
+            crate::exec::error::self_check! {
+                let mut fresh = Offer::default();
+                self.candidates(t, object, kind, &mut fresh);
+                assert_eq!(
+                    fresh.candidates, offer.candidates,
+                    "a replayed access's offer is the one computed for it before"
+                );
+            }
+            let weak = self.weak_mut();
+            weak.offer = offer;
+            weak.offered = Some(t);
+            return Some((&weak.offer.sources, &weak.offer.after));
+        }
         self.candidates(t, object, kind, &mut offer);
         let weak = self.weak();
         let located = weak.located(object);
@@ -609,9 +702,18 @@ impl Execution {
             (Candidate::Read(id), _) => numbered(id),
         }));
         let weak = self.weak_mut();
+        weak.offer_cache.keep(event, access, &offer);
         weak.offer = offer;
         weak.offered = Some(t);
         Some((&weak.offer.sources, &weak.offer.after))
+    }
+
+    /// The explorer replays the previous execution's first `events` events
+    /// (`Scheduler::replay_prefix`): their accesses' offers are reused.
+    pub(crate) fn set_replay_prefix(&mut self, events: usize) {
+        if let Some(weak) = self.weak.as_mut() {
+            weak.replay_prefix = events;
+        }
     }
 
     /// The explorer chose option `k` of the next access.

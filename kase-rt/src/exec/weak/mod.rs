@@ -20,5 +20,5 @@ mod oracle;
 mod pool;
 
 pub(crate) use history::HistoryPool;
-pub(crate) use memory::{AtomicIntent, PscMemo, WeakMemory, WeakSummary};
+pub(crate) use memory::{AtomicIntent, OfferCache, PscMemo, WeakMemory, WeakSummary};
 pub(crate) use pool::GraphPool;
