@@ -467,6 +467,7 @@ fn choose_weak(
 ) -> Result<Option<usize>, Stop> {
     let explore = e.exploring();
     let latest_only = e.latest_only(next);
+    let event = e.events().len();
     let Some((sources, after)) = e.weak_sources(next) else {
         return Ok(None);
     };
@@ -481,6 +482,7 @@ fn choose_weak(
         after,
         explore,
         latest_only,
+        event,
     };
     let k = scheduler.choose_weak(&point)?;
     e.set_weak_choice(k);

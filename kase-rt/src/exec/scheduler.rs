@@ -226,6 +226,8 @@ pub(crate) struct WeakPoint<'a> {
     /// (a revisit of an older read is how a later thread claims the
     /// `Once`), and replays follow their schedule.
     pub latest_only: bool,
+    /// The index the access's event will have in the execution.
+    pub event: usize,
 }
 
 /// Decides which thread runs at each step of an execution.

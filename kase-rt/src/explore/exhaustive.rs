@@ -28,6 +28,9 @@ struct Frame {
     /// A choice of how an atomic access goes under RC11 (`options` then
     /// holds option numbers, not threads).
     weak: bool,
+    /// The index of the event whose thread or way it chooses: the events
+    /// before it repeat when the choices up to here are replayed.
+    at: usize,
 }
 
 /// Stateless DFS: each execution re-runs the model, following the recorded
@@ -114,6 +117,11 @@ impl Scheduler for Dfs {
     fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
         self.choose_weak_at(point)
     }
+
+    fn replay_prefix(&self) -> usize {
+        // After `advance`, the deepest frame takes its next option.
+        self.frames.last().map_or(0, |frame| frame.at)
+    }
 }
 
 impl Dfs {
@@ -166,6 +174,7 @@ impl Dfs {
             enabled: point.options,
             next: 0,
             weak: true,
+            at: point.event,
         });
         Ok(first)
     }
@@ -220,6 +229,7 @@ impl Dfs {
             enabled: point.enabled.len(),
             next: 0,
             weak: false,
+            at: point.execution.events().len(),
         });
         first
     }
