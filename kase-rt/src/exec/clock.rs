@@ -100,6 +100,10 @@ impl VectorClock {
 
     /// Pointwise maximum with `other`.
     pub fn join(&mut self, other: &VectorClock) {
+        if other.len == 0 {
+            // Common: an object no step touched yet in that way.
+            return;
+        }
         self.grow(other.len);
         for (mine, theirs) in self.components_mut().iter_mut().zip(other.components()) {
             *mine = (*mine).max(*theirs);

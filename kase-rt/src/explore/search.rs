@@ -27,6 +27,7 @@ pub(super) fn explore(
     // execution per graph. Under a preemption bound the reduction may run
     // a trace more than once, so its traces are counted too.
     let count_traces = !reduction || runner.weak() || config.preemption_bound.is_some();
+    let mut fingerprinter = trace::GraphFingerprinter::default();
     // Only the interleavings' trace fingerprint reads the events' dependence
     // clocks (and peeking, which keeps them): a reduction without it, or
     // RC11's graphs, need not pay for them at every step.
@@ -111,7 +112,7 @@ pub(super) fn explore(
         }
         if count_traces && outcome.fault.is_none() && !outcome.redundant {
             traces.insert(match &outcome.weak {
-                Some(weak) => trace::graph_fingerprint(&outcome.events, weak),
+                Some(weak) => fingerprinter.fingerprint(&outcome.events, weak),
                 None => trace::fingerprint(&outcome.events),
             });
         }

@@ -70,114 +70,140 @@ fn mix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-/// A 128-bit fingerprint of an RC11 execution's graph: its events thread by
-/// thread in program order (kind and object), which store each read read,
-/// each atomic location's modification order, and the order of every other
-/// object's operations (locks, joins: the total orders the shims keep).
-/// Events are named by thread and position in it, objects by the least
-/// name among their events, so the fingerprint does not depend on the
-/// interleaving.
-pub(crate) fn graph_fingerprint(events: &[Event], weak: &WeakSummary) -> u128 {
-    const NO_READ: u32 = u32::MAX;
-    const READS_INITIAL: u32 = u32::MAX - 1;
-    // Each event's name: its thread and its position in that thread.
-    let mut counts: Vec<u32> = Vec::new();
-    let name: Vec<(u32, u32)> = events
-        .iter()
-        .map(|e| {
+/// Buffers for [`GraphFingerprinter::fingerprint`], reused from execution
+/// to execution (it runs after every one under RC11).
+#[derive(Default)]
+pub(crate) struct GraphFingerprinter {
+    counts: Vec<u32>,
+    name: Vec<(u32, u32)>,
+    first: Vec<u32>,
+    atomic_object: Vec<bool>,
+    rf: Vec<u32>,
+    orders: Vec<Option<(Chain, u64)>>,
+}
+
+impl GraphFingerprinter {
+    /// A 128-bit fingerprint of an RC11 execution's graph: its events
+    /// thread by thread in program order (kind and object), which store
+    /// each read read, each atomic location's modification order, and the
+    /// order of every other object's operations (locks, joins: the total
+    /// orders the shims keep). Events are named by thread and position in
+    /// it, objects by the least name among their events, so the
+    /// fingerprint does not depend on the interleaving.
+    pub(crate) fn fingerprint(&mut self, events: &[Event], weak: &WeakSummary) -> u128 {
+        const NO_READ: u32 = u32::MAX;
+        const READS_INITIAL: u32 = u32::MAX - 1;
+        let GraphFingerprinter {
+            counts,
+            name,
+            first,
+            atomic_object,
+            rf,
+            orders,
+        } = self;
+        // Each event's name: its thread and its position in that thread.
+        counts.clear();
+        name.clear();
+        name.extend(events.iter().map(|e| {
             let t = e.action.thread.0 as usize;
             if counts.len() <= t {
                 counts.resize(t + 1, 0);
             }
             counts[t] += 1;
             (t as u32, counts[t] - 1)
-        })
-        .collect();
-    let object_of = |i: usize| events[i].action.object.map(|o| o.0 as usize);
-    let objects = events
-        .iter()
-        .filter_map(|e| e.action.object)
-        .map(|o| o.0 as usize + 1)
-        .max()
-        .unwrap_or(0);
-    // Per object: its event with the least name, and whether it is ordered
-    // by `mo` and `rf` (atomic) rather than by the order its events ran in.
-    let mut first = vec![u32::MAX; objects];
-    let mut atomic_object = vec![false; objects];
-    // Per event: the event whose store it read, `READS_INITIAL`, or
-    // `NO_READ` for an event that reads no atomic.
-    let mut rf = vec![NO_READ; events.len()];
-    for &(read, source) in &weak.rf {
-        rf[read] = source.map_or(READS_INITIAL, |w| w as u32);
-        if let Some(o) = object_of(read) {
-            atomic_object[o] = true;
-        }
-    }
-    for &w in weak.mo.iter().flatten() {
-        if let Some(o) = object_of(w) {
-            atomic_object[o] = true;
-        }
-    }
-    for (i, e) in events.iter().enumerate() {
-        if let Some(object) = e.action.object {
-            let o = object.0 as usize;
-            if first[o] == u32::MAX || name[i] < name[first[o] as usize] {
-                first[o] = i as u32;
+        }));
+        let name = &*name;
+        let object_of = |i: usize| events[i].action.object.map(|o| o.0 as usize);
+        let objects = events
+            .iter()
+            .filter_map(|e| e.action.object)
+            .map(|o| o.0 as usize + 1)
+            .max()
+            .unwrap_or(0);
+        // Per object: its event with the least name, and whether it is
+        // ordered by `mo` and `rf` (atomic) rather than by the order its
+        // events ran in.
+        first.clear();
+        first.resize(objects, u32::MAX);
+        atomic_object.clear();
+        atomic_object.resize(objects, false);
+        // Per event: the event whose store it read, `READS_INITIAL`, or
+        // `NO_READ` for an event that reads no atomic.
+        rf.clear();
+        rf.resize(events.len(), NO_READ);
+        for &(read, source) in &weak.rf {
+            rf[read] = source.map_or(READS_INITIAL, |w| w as u32);
+            if let Some(o) = object_of(read) {
+                atomic_object[o] = true;
             }
         }
-    }
-    // The fingerprint is the sum of its items' hashes: a multiset, so
-    // independent of the order events ran in. A name is one word, and an
-    // event's second word says which of the optional words follow.
-    let packed = |i: usize| {
-        let (t, p) = name[i];
-        u64::from(t) << 32 | u64::from(p)
-    };
-    let mut total = 0u128;
-    let mut add = |chain: Chain| total = total.wrapping_add(chain.finish());
-    // Every other object: its operations in the order they ran, each
-    // object's chain closed with their number.
-    let mut orders: Vec<Option<(Chain, u64)>> = vec![None; objects];
-    for (i, e) in events.iter().enumerate() {
-        let object = e.action.object.map(|o| o.0 as usize);
-        let read = rf[i];
-        let shape = match read {
-            NO_READ => 0,
-            READS_INITIAL => 1,
-            _ => 2,
-        } << 1
-            | u64::from(object.is_some());
-        let mut chain = Chain::new(0);
-        chain.absorb(packed(i));
-        chain.absorb(e.action.kind as u64 | shape << 32);
-        if let Some(o) = object {
-            let first = packed(first[o] as usize);
-            chain.absorb(first);
-            if !atomic_object[o] {
-                let (order, n) = orders[o].get_or_insert_with(|| (Chain::new(2), 0));
-                if *n == 0 {
-                    order.absorb(first);
+        for &w in weak.mo.iter().flatten() {
+            if let Some(o) = object_of(w) {
+                atomic_object[o] = true;
+            }
+        }
+        for (i, e) in events.iter().enumerate() {
+            if let Some(object) = e.action.object {
+                let o = object.0 as usize;
+                if first[o] == u32::MAX || name[i] < name[first[o] as usize] {
+                    first[o] = i as u32;
                 }
-                order.absorb(packed(i));
-                *n += 1;
             }
         }
-        if read != NO_READ && read != READS_INITIAL {
-            chain.absorb(packed(read as usize));
+        // The fingerprint is the sum of its items' hashes: a multiset, so
+        // independent of the order events ran in. A name is one word, and
+        // an event's second word says which of the optional words follow.
+        let packed = |i: usize| {
+            let (t, p) = name[i];
+            u64::from(t) << 32 | u64::from(p)
+        };
+        let mut total = 0u128;
+        let mut add = |chain: Chain| total = total.wrapping_add(chain.finish());
+        // Every other object: its operations in the order they ran, each
+        // object's chain closed with their number.
+        orders.clear();
+        orders.resize(objects, None);
+        for (i, e) in events.iter().enumerate() {
+            let object = e.action.object.map(|o| o.0 as usize);
+            let read = rf[i];
+            let shape = match read {
+                NO_READ => 0,
+                READS_INITIAL => 1,
+                _ => 2,
+            } << 1
+                | u64::from(object.is_some());
+            let mut chain = Chain::new(0);
+            chain.absorb(packed(i));
+            chain.absorb(e.action.kind as u64 | shape << 32);
+            if let Some(o) = object {
+                let first = packed(first[o] as usize);
+                chain.absorb(first);
+                if !atomic_object[o] {
+                    let (order, n) = orders[o].get_or_insert_with(|| (Chain::new(2), 0));
+                    if *n == 0 {
+                        order.absorb(first);
+                    }
+                    order.absorb(packed(i));
+                    *n += 1;
+                }
+            }
+            if read != NO_READ && read != READS_INITIAL {
+                chain.absorb(packed(read as usize));
+            }
+            add(chain);
         }
-        add(chain);
-    }
-    for location in &weak.mo {
-        let mut chain = Chain::new(1);
-        for &w in location {
-            chain.absorb(packed(w));
+        for location in &weak.mo {
+            let mut chain = Chain::new(1);
+            for &w in location {
+                chain.absorb(packed(w));
+            }
+            chain.absorb(location.len() as u64);
+            add(chain);
         }
-        chain.absorb(location.len() as u64);
-        add(chain);
+        for &(mut order, n) in orders.iter().flatten() {
+            order.absorb(n);
+            add(order);
+        }
+        total
     }
-    for (mut order, n) in orders.into_iter().flatten() {
-        order.absorb(n);
-        add(order);
-    }
-    total
 }
