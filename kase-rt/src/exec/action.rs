@@ -75,11 +75,6 @@ impl<T> ByObject<T> {
         self.0[i].replace(value)
     }
 
-    /// Forgets every value.
-    pub(crate) fn clear(&mut self) {
-        self.0.clear();
-    }
-
     /// Applies `reset` to every value, keeping the values (and what they
     /// allocated) for reuse: for maps where a reset value reads as none.
     pub(crate) fn reset_each(&mut self, reset: impl FnMut(&mut T)) {

@@ -70,6 +70,32 @@ struct Threads {
 struct Frame {
     at: usize,
     kind: Kind,
+    /// The search's own state at this choice point, restored when a later
+    /// execution replays the choices up to here (`Saved`).
+    saved: Saved,
+}
+
+/// What [`BoundedDpor`] knew at a choice point, for the executions that
+/// replay the choices up to it: they restore it there instead of
+/// recomputing it from their first event (the steps' clocks, the objects'
+/// accesses, the sleepers; a third of the search's work on
+/// concurrent-queue's models). The steps and the per-object lists only
+/// grow within an execution, so they are kept and cut back to their
+/// lengths here; the objects' clocks are restored from an undo log.
+struct Saved {
+    /// `depth` and `preemptions` at the point (for a thread choice, before
+    /// it; for an access's way, after).
+    depth: usize,
+    preemptions: usize,
+    steps: usize,
+    registered: usize,
+    scanned: usize,
+    undo: usize,
+    thread_clocks: Vec<VectorClock>,
+    /// With `Yields`: how many yield steps, and the two clocks.
+    yields: Option<(usize, VectorClock, VectorClock)>,
+    sleep: Vec<Sleeper>,
+    slept_upto: usize,
 }
 
 enum Kind {
@@ -90,6 +116,7 @@ enum Kind {
 /// race asks for it. POR-DESIGN.md ("Sleep sets under a
 /// preemption bound") has the argument, and why only the thread that could
 /// continue there sleeps: moving its step back must not cost preemptions.
+#[derive(Clone)]
 struct Sleeper {
     thread: ThreadIdx,
     action: Action,
@@ -128,7 +155,7 @@ struct Step {
 
 /// Per object, the joined clocks of the steps that touched it, by how:
 /// what a new step on it depends on.
-#[derive(Default)]
+#[derive(Clone, Default, PartialEq, Debug)]
 struct Touched {
     /// Steps that may write it, and that only read it (RC11's atomic
     /// accesses aside: the `atomic_*` clocks hold them).
@@ -167,6 +194,13 @@ pub(crate) struct BoundedDpor {
     registered: usize,
     /// Per object, how steps touched it.
     touched: ByObject<Touched>,
+    /// What each registered step's object was touched as before it, most
+    /// recent last: how a replay restores `touched` (`Saved`).
+    undo: Vec<(ObjectIdx, Touched)>,
+    /// An execution replaying the choices up to this frame: until it gets
+    /// there, the choices are made from the frames alone, and there the
+    /// frame's `Saved` state is restored.
+    restore_at: Option<usize>,
     /// Per thread, the clock of its last step (or of its spawner when it
     /// was spawned).
     thread_clocks: Vec<VectorClock>,
@@ -234,6 +268,8 @@ impl BoundedDpor {
             accesses: ByObject::default(),
             registered: 0,
             touched: ByObject::default(),
+            undo: Vec::new(),
+            restore_at: None,
             thread_clocks: Vec::new(),
             scanned: 0,
             analysed: None,
@@ -284,6 +320,7 @@ impl BoundedDpor {
                 if let Some(object) = event.action.object {
                     let weak = weak_at(&self.strict, self.weak, Some(object));
                     let touched = self.touched.entry(object);
+                    self.undo.push((object, touched.clone()));
                     touch(touched, event.action.kind, weak, clock);
                     let access = event.action.kind.props().access;
                     self.accesses.entry(object).push((step, access));
@@ -458,6 +495,136 @@ impl BoundedDpor {
             }
             backtrack.push(q);
         }
+    }
+
+    /// The state to restore at a choice point being made now, with
+    /// `depth` as the replay must find it there.
+    fn save(&self, depth: usize) -> Saved {
+        Saved {
+            depth,
+            preemptions: self.preemptions,
+            steps: self.steps.len(),
+            registered: self.registered,
+            scanned: self.scanned,
+            undo: self.undo.len(),
+            thread_clocks: self.thread_clocks.clone(),
+            yields: self.yields.as_ref().map(|order| {
+                (
+                    order.steps.len(),
+                    order.yields_clock.clone(),
+                    order.all_clock.clone(),
+                )
+            }),
+            sleep: self.sleep.clone(),
+            slept_upto: self.slept_upto,
+        }
+    }
+
+    /// Back to the state saved at frame `f`, which the running execution
+    /// has reached replaying the earlier one's choices (that execution
+    /// went through it in the same state, and what it did since is in the
+    /// steps, lists and undo log beyond the saved lengths).
+    fn restore(&mut self, f: usize) {
+        self.restore_at = None;
+        let saved = &self.frames[f].saved;
+        self.depth = saved.depth;
+        self.preemptions = saved.preemptions;
+        self.steps.truncate(saved.steps);
+        // (A step is in the lists once its event is registered; the step
+        // of an access's way is not yet.)
+        let registered = saved.registered;
+        self.accesses.reset_each(|list| {
+            while list.last().is_some_and(|&(s, _)| s >= registered) {
+                list.pop();
+            }
+        });
+        for (object, touched) in self.undo.drain(saved.undo..).rev() {
+            self.touched.insert(object, touched);
+        }
+        self.registered = saved.registered;
+        self.scanned = saved.scanned;
+        self.thread_clocks.clone_from(&saved.thread_clocks);
+        if let (Some(order), Some((yield_steps, yields_clock, all_clock))) =
+            (&mut self.yields, &saved.yields)
+        {
+            order.steps.truncate(*yield_steps);
+            order.yields_clock.clone_from(yields_clock);
+            order.all_clock.clone_from(all_clock);
+        }
+        self.sleep.clone_from(&saved.sleep);
+        self.slept_upto = saved.slept_upto;
+        self.reads_new_from = None;
+    }
+
+    /// Test builds: the state just restored is what scanning `events` from
+    /// the first one gives, with the restored steps.
+    #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
+    fn check_restored(&self, events: &[Event]) {
+        let mut fresh = BoundedDpor::new(self.bound, self.weak);
+        fresh.strict = self.strict.clone();
+        if self.yields.is_some() {
+            fresh.yields = Some(Yields::default());
+        }
+        fresh.steps = self
+            .steps
+            .iter()
+            .map(|step| Step {
+                clock: VectorClock::new(),
+                ..*step
+            })
+            .collect();
+        fresh.scan(&events[..self.scanned]);
+        let objects = events
+            .iter()
+            .filter_map(|e| e.action.object)
+            .map(|o| o.0 as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let lists = |b: &BoundedDpor| {
+            (0..objects)
+                .map(|o| {
+                    let o = ObjectIdx(o as u32);
+                    let touched = b.touched.get(o).cloned().unwrap_or_default();
+                    let list = b.accesses.get(o).cloned().unwrap_or_default();
+                    (touched, list)
+                })
+                .collect::<Vec<_>>()
+        };
+        let clocks = |b: &BoundedDpor| {
+            b.steps[..b.registered]
+                .iter()
+                .map(|step| step.clock.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(fresh.registered, self.registered, "restored steps");
+        assert!(
+            fresh.thread_clocks == self.thread_clocks,
+            "restored thread clocks"
+        );
+        assert!(lists(&fresh) == lists(self), "restored per-object state");
+        assert!(clocks(&fresh) == clocks(self), "restored step clocks");
+    }
+
+    /// Before frame `restore_at` is reached: the thread to run at `point`,
+    /// from the frames alone (the earlier execution made every other
+    /// decision here already, in the same state), or `None` at that frame
+    /// once its state is restored (the search then goes on as usual).
+    fn replayed(&mut self, point: &ChoicePoint<'_>) -> Option<Result<ThreadIdx, Stop>> {
+        let target = self.restore_at?;
+        if let [only] = point.enabled {
+            return Some(Ok(*only));
+        }
+        if self.depth == target && matches!(self.frames[target].kind, Kind::Threads(_)) {
+            self.restore(target);
+            crate::exec::error::self_check!(self.check_restored(point.execution.events()));
+            return None;
+        }
+        let depth = self.depth;
+        self.depth += 1;
+        Some(match self.frames.get(depth).map(|f| &f.kind) {
+            Some(Kind::Threads(frame)) if frame.enabled == point.enabled => Ok(frame.chosen),
+            _ => Err(diverged(depth)),
+        })
     }
 
     /// Whether thread `t` sleeps now (a load woken by stores does not).
@@ -662,6 +829,9 @@ fn wakes(sleeper: &Action, event: &Event, weak: bool) -> Wake {
 
 impl Scheduler for BoundedDpor {
     fn choose(&mut self, point: &ChoicePoint<'_>) -> Result<ThreadIdx, Stop> {
+        if let Some(replayed) = self.replayed(point) {
+            return replayed;
+        }
         let exec = point.execution;
         for &object in exec.strict_objects() {
             let i = object.0 as usize;
@@ -734,8 +904,10 @@ impl Scheduler for BoundedDpor {
                             None => return Err(Stop::Redundant),
                         }
                     };
+                    let saved = self.save(depth);
                     self.frames.push(Frame {
                         at: events.len(),
+                        saved,
                         kind: Kind::Threads(Threads {
                             enabled: point.enabled.to_vec(),
                             pending: point.enabled.iter().map(|&t| exec.pending(t)).collect(),
@@ -818,15 +990,22 @@ impl Scheduler for BoundedDpor {
                 next,
                 allowed,
             }) if *options == point.options => {
-                Ok(allowed.as_ref().map_or(*next, |allowed| allowed[*next]))
+                let k = allowed.as_ref().map_or(*next, |allowed| allowed[*next]);
+                if self.restore_at == Some(depth) {
+                    // Reached replaying: the state after this choice.
+                    self.restore(depth);
+                }
+                Ok(k)
             }
             Some(_) => Err(diverged(depth)),
             None => {
                 // The access is the operation of the last step.
                 let at = self.steps.last().map_or(0, |step| step.events);
                 let first = allowed.as_ref().map_or(0, |allowed| allowed[0]);
+                let saved = self.save(self.depth);
                 self.frames.push(Frame {
                     at,
+                    saved,
                     kind: Kind::Weak {
                         options: point.options,
                         next: 0,
@@ -912,6 +1091,11 @@ impl Explorer for BoundedDpor {
             ));
         }
         self.redundant += u64::from(outcome.redundant);
+        if let Some(target) = self.restore_at {
+            // The execution stopped before the choice point it replayed up
+            // to: the state there is the one to go on from.
+            self.restore(target);
+        }
         // The operations threads still waited for race with the events too.
         self.scan(&outcome.events);
         if self
@@ -949,20 +1133,10 @@ impl Explorer for BoundedDpor {
         // (and were analysed) already.
         self.analysed = self.frames.last().map(|f| f.at);
         self.depth = 0;
-        self.preemptions = 0;
-        self.steps.clear();
-        // An empty list reads as no access; the lists' space is reused.
-        self.accesses.reset_each(Vec::clear);
-        self.registered = 0;
-        self.touched.clear();
-        self.thread_clocks.clear();
-        self.scanned = 0;
-        if let Some(order) = &mut self.yields {
-            *order = Yields::default();
-        }
-        self.sleep.clear();
-        self.slept_upto = 0;
         self.reads_new_from = None;
+        // The next execution replays the choices up to the deepest frame
+        // and takes up the state saved there.
+        self.restore_at = more.then(|| self.frames.len() - 1);
         Ok(more)
     }
 
