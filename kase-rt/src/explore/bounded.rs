@@ -168,6 +168,28 @@ struct Touched {
     atomic_loads: VectorClock,
 }
 
+/// One of a [`Touched`]'s clocks.
+#[derive(Clone, Copy)]
+enum Field {
+    Writes,
+    Reads,
+    AtomicReads,
+    AtomicWrites,
+    AtomicLoads,
+}
+
+impl Touched {
+    fn field(&mut self, field: Field) -> &mut VectorClock {
+        match field {
+            Field::Writes => &mut self.writes,
+            Field::Reads => &mut self.reads,
+            Field::AtomicReads => &mut self.atomic_reads,
+            Field::AtomicWrites => &mut self.atomic_writes,
+            Field::AtomicLoads => &mut self.atomic_loads,
+        }
+    }
+}
+
 /// The bounded reduction.
 pub(crate) struct BoundedDpor {
     bound: usize,
@@ -194,9 +216,9 @@ pub(crate) struct BoundedDpor {
     registered: usize,
     /// Per object, how steps touched it.
     touched: ByObject<Touched>,
-    /// What each registered step's object was touched as before it, most
-    /// recent last: how a replay restores `touched` (`Saved`).
-    undo: Vec<(ObjectIdx, Touched)>,
+    /// The clocks of `touched` each registered step changed, as they were
+    /// before it, most recent last: how a replay restores them (`Saved`).
+    undo: Vec<(ObjectIdx, Field, VectorClock)>,
     /// An execution replaying the choices up to this frame: until it gets
     /// there, the choices are made from the frames alone, and there the
     /// frame's `Saved` state is restored.
@@ -320,8 +342,10 @@ impl BoundedDpor {
                 if let Some(object) = event.action.object {
                     let weak = weak_at(&self.strict, self.weak, Some(object));
                     let touched = self.touched.entry(object);
-                    self.undo.push((object, touched.clone()));
-                    touch(touched, event.action.kind, weak, clock);
+                    let undo = &mut self.undo;
+                    touch(touched, event.action.kind, weak, clock, |field, old| {
+                        undo.push((object, field, old.clone()));
+                    });
                     let access = event.action.kind.props().access;
                     self.accesses.entry(object).push((step, access));
                 }
@@ -538,8 +562,8 @@ impl BoundedDpor {
                 list.pop();
             }
         });
-        for (object, touched) in self.undo.drain(saved.undo..).rev() {
-            self.touched.insert(object, touched);
+        for (object, field, clock) in self.undo.drain(saved.undo..).rev() {
+            *self.touched.entry(object).field(field) = clock;
         }
         self.registered = saved.registered;
         self.scanned = saved.scanned;
@@ -1022,8 +1046,19 @@ impl Scheduler for BoundedDpor {
 /// on, and records the step there. Two steps depend on each other unless
 /// both only read; under RC11, two atomic accesses only if the earlier
 /// reads and the later writes (`matters_under_rc11`).
-fn touch(touched: &mut Touched, kind: OpKind, weak: bool, clock: &mut VectorClock) {
+fn touch(
+    touched: &mut Touched,
+    kind: OpKind,
+    weak: bool,
+    clock: &mut VectorClock,
+    mut before: impl FnMut(Field, &VectorClock),
+) {
     let writes = kind.props().access == Access::Write;
+    let mut join_into = |touched: &mut Touched, field: Field, clock: &VectorClock| {
+        let joined = touched.field(field);
+        before(field, joined);
+        joined.join(clock);
+    };
     if weak && kind.is_atomic_access() {
         clock.join(&touched.writes);
         if writes {
@@ -1033,12 +1068,12 @@ fn touch(touched: &mut Touched, kind: OpKind, weak: bool, clock: &mut VectorCloc
             clock.join(&touched.atomic_reads);
         }
         if kind != OpKind::Store {
-            touched.atomic_reads.join(clock);
+            join_into(touched, Field::AtomicReads, clock);
         }
         if kind == OpKind::Load {
-            touched.atomic_loads.join(clock);
+            join_into(touched, Field::AtomicLoads, clock);
         } else {
-            touched.atomic_writes.join(clock);
+            join_into(touched, Field::AtomicWrites, clock);
         }
     } else {
         clock.join(&touched.writes);
@@ -1046,9 +1081,9 @@ fn touch(touched: &mut Touched, kind: OpKind, weak: bool, clock: &mut VectorCloc
         if writes {
             clock.join(&touched.reads);
             clock.join(&touched.atomic_loads);
-            touched.writes.join(clock);
+            join_into(touched, Field::Writes, clock);
         } else {
-            touched.reads.join(clock);
+            join_into(touched, Field::Reads, clock);
         }
     }
 }
