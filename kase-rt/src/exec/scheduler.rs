@@ -50,6 +50,17 @@ pub struct Event {
     pub explore: bool,
 }
 
+/// One more than the largest object index `events` touch (0 if none): the
+/// length of a table by object for them.
+pub(crate) fn objects_touched(events: &[Event]) -> usize {
+    events
+        .iter()
+        .filter_map(|e| e.action.object)
+        .map(|o| o.0 as usize + 1)
+        .max()
+        .unwrap_or(0)
+}
+
 /// Steps that lead from a state back to it, and that every thread able to
 /// run took part in: repeated forever, they are an execution in which no
 /// thread is starved and none gets anywhere (a livelock).

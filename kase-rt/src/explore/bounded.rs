@@ -598,12 +598,7 @@ impl BoundedDpor {
             })
             .collect();
         fresh.scan(&events[..self.scanned]);
-        let objects = events
-            .iter()
-            .filter_map(|e| e.action.object)
-            .map(|o| o.0 as usize + 1)
-            .max()
-            .unwrap_or(0);
+        let objects = crate::exec::scheduler::objects_touched(events);
         let lists = |b: &BoundedDpor| {
             (0..objects)
                 .map(|o| {

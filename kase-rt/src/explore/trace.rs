@@ -114,12 +114,7 @@ impl GraphFingerprinter {
         }));
         let name = &*name;
         let object_of = |i: usize| events[i].action.object.map(|o| o.0 as usize);
-        let objects = events
-            .iter()
-            .filter_map(|e| e.action.object)
-            .map(|o| o.0 as usize + 1)
-            .max()
-            .unwrap_or(0);
+        let objects = crate::exec::scheduler::objects_touched(events);
         // Per object: its event with the least name, and whether it is
         // ordered by `mo` and `rf` (atomic) rather than by the order its
         // events ran in.

@@ -265,15 +265,10 @@ impl OfferCache {
         let Some(cached) = cache.get(event).filter(|c| c.access == Some(access)) else {
             return false;
         };
-        for (to, from) in [
-            (&mut offer.sources, &cached.sources),
-            (&mut offer.after, &cached.after),
-        ] {
-            to.clear();
-            to.extend_from_slice(from);
-        }
-        offer.candidates.clear();
-        offer.candidates.extend_from_slice(&cached.candidates);
+        copy_lists(
+            (&mut offer.candidates, &mut offer.sources, &mut offer.after),
+            (&cached.candidates, &cached.sources, &cached.after),
+        );
         true
     }
 
@@ -285,15 +280,28 @@ impl OfferCache {
         }
         let cached = &mut cache[event];
         cached.access = Some(access);
-        for (to, from) in [
-            (&mut cached.sources, &offer.sources),
-            (&mut cached.after, &offer.after),
-        ] {
-            to.clear();
-            to.extend_from_slice(from);
-        }
-        cached.candidates.clear();
-        cached.candidates.extend_from_slice(&offer.candidates);
+        copy_lists(
+            (
+                &mut cached.candidates,
+                &mut cached.sources,
+                &mut cached.after,
+            ),
+            (&offer.candidates, &offer.sources, &offer.after),
+        );
+    }
+}
+
+/// An offer's lists copied from `from` into `to`, whose allocations are
+/// reused.
+fn copy_lists(
+    to: (&mut Vec<Candidate>, &mut Vec<usize>, &mut Vec<usize>),
+    from: (&[Candidate], &[usize], &[usize]),
+) {
+    to.0.clear();
+    to.0.extend_from_slice(from.0);
+    for (to, from) in [(to.1, from.1), (to.2, from.2)] {
+        to.clear();
+        to.extend_from_slice(from);
     }
 }
 
