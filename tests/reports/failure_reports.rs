@@ -172,6 +172,44 @@ fn a_model_that_runs_shorter_on_a_replayed_schedule_is_nondeterminism_under_por(
     assert_eq!(failure.kind(), FailureKind::Nondeterminism, "{failure}");
 }
 
+#[test]
+fn a_model_that_changes_under_a_preemption_bound_is_nondeterminism() {
+    // The bounded search replays a prefix from its frames alone and
+    // restores its state where the prefix ends: a model that runs
+    // differently on a re-run must still be reported as such (not crash
+    // the search), under sequential consistency and under RC11.
+    for order in [SeqCst, std::sync::atomic::Ordering::Relaxed] {
+        let runs = std::sync::atomic::AtomicUsize::new(0);
+        let report = Builder::new()
+            .preemption_bound(2)
+            .unbounded_trial(0)
+            .explore(|| {
+                let run = runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let x = Arc::new(AtomicUsize::new(0));
+                if run >= 1 {
+                    // One more event before any choice: the same choices,
+                    // at other events.
+                    x.load(order);
+                }
+                let x2 = x.clone();
+                let t = thread::spawn(move || {
+                    x2.store(1, order);
+                    x2.store(2, order);
+                });
+                for _ in 0..if run >= 2 { 1 } else { 3 } {
+                    x.load(order);
+                }
+                t.join().unwrap();
+            });
+        let failure = report.failure().expect("the model changed between runs");
+        assert_eq!(
+            failure.kind(),
+            FailureKind::Nondeterminism,
+            "{order:?}: {failure}"
+        );
+    }
+}
+
 /// Sets a flag when dropped.
 struct SetOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
 

@@ -649,6 +649,10 @@ impl BoundedDpor {
             return Some(Ok(*only));
         }
         if self.depth == target && matches!(self.frames[target].kind, Kind::Threads(_)) {
+            if point.execution.events().len() != self.frames[target].at {
+                // The state saved there is not this run's.
+                return Some(Err(diverged(target)));
+            }
             self.restore(target);
             crate::exec::error::self_check!(self.check_restored(target, point.execution.events()));
             return None;
@@ -1027,6 +1031,10 @@ impl Scheduler for BoundedDpor {
             }) if *options == point.options => {
                 let k = allowed.as_ref().map_or(*next, |allowed| allowed[*next]);
                 if self.restore_at == Some(depth) {
+                    if point.event != self.frames[depth].at {
+                        // The state saved there is not this run's.
+                        return Err(diverged(depth));
+                    }
                     // Reached replaying: the state after this choice.
                     self.restore(depth);
                 }
