@@ -241,12 +241,18 @@ impl PscMemo {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct OfferCache(std::rc::Rc<std::cell::RefCell<Vec<CachedOffer>>>);
 
+/// An access an offer is for: thread, object, kind, and how many stores the
+/// object's history held.
+type OfferKey = (ThreadIdx, ObjectIdx, OpKind, usize);
+
 #[derive(Clone, Debug, Default)]
 struct CachedOffer {
-    /// The access it was made for. Another one at its index (only a model
-    /// that depends on something besides the schedule makes one) computes
-    /// its offer afresh.
-    access: Option<(ThreadIdx, ObjectIdx, OpKind)>,
+    /// The access it was made for, with the number of stores its location
+    /// had. Another one at its index (only a model that depends on
+    /// something besides the schedule makes one) computes its offer afresh,
+    /// so that such a model is still reported as one, not given stores
+    /// that do not exist.
+    access: Option<OfferKey>,
     candidates: Vec<Candidate>,
     sources: Vec<usize>,
     after: Vec<usize>,
@@ -255,12 +261,7 @@ struct CachedOffer {
 impl OfferCache {
     /// Puts the offer kept for event `event` into `offer`, if it was made
     /// for `access`.
-    fn restore(
-        &self,
-        event: usize,
-        access: (ThreadIdx, ObjectIdx, OpKind),
-        offer: &mut Offer,
-    ) -> bool {
+    fn restore(&self, event: usize, access: OfferKey, offer: &mut Offer) -> bool {
         let cache = self.0.borrow();
         let Some(cached) = cache.get(event).filter(|c| c.access == Some(access)) else {
             return false;
@@ -273,7 +274,7 @@ impl OfferCache {
     }
 
     /// Keeps `offer`, made for `access`, as event `event`'s.
-    fn keep(&self, event: usize, access: (ThreadIdx, ObjectIdx, OpKind), offer: &Offer) {
+    fn keep(&self, event: usize, access: OfferKey, offer: &Offer) {
         let mut cache = self.0.borrow_mut();
         if cache.len() <= event {
             cache.resize_with(event + 1, CachedOffer::default);
@@ -665,8 +666,9 @@ impl Execution {
             return None;
         }
         let mut offer = std::mem::take(&mut self.weak_mut().offer);
-        let (event, access) = (self.events.len(), (t, object, kind));
         let weak = self.weak();
+        let stores = weak.located(object).map_or(0, |l| l.history.mo().len());
+        let (event, access) = (self.events.len(), (t, object, kind, stores));
         if event < weak.replay_prefix && weak.offer_cache.restore(event, access, &mut offer) {
             crate::exec::error::self_check! {
                 let mut fresh = Offer::default();
