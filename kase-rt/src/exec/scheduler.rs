@@ -250,12 +250,13 @@ pub(crate) trait Scheduler {
     /// (asked only then).
     fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop>;
 
-    /// How many first events of the next execution repeat the previous
-    /// execution's, weak choices included (the explorer replays its choices
-    /// that far): the executor may reuse what it computed for them. 0, the
-    /// default: none known.
-    fn replay_prefix(&self) -> usize {
-        0
+    /// For an explorer that replays a prefix of the previous execution:
+    /// how many first events of the next execution repeat it, weak choices
+    /// included, so that the executor may reuse what it computed for them.
+    /// `None`, the default: this explorer does not replay prefixes (the
+    /// executor then keeps nothing for a next execution).
+    fn replay_prefix(&self) -> Option<usize> {
+        None
     }
 }
 

@@ -81,20 +81,21 @@ struct Frame {
 /// accesses, the sleepers). The steps and the per-object lists only
 /// grow within an execution, so they are kept and cut back to their
 /// lengths here; the objects' clocks are restored from an undo log.
+///
+/// What the frame itself gives is not saved: the events scanned and checked
+/// for sleepers then are the frame's `at`, and `depth` is the frame's index
+/// (for an access's way, one more: its state is the one after the choice).
 struct Saved {
-    /// `depth` and `preemptions` at the point (for a thread choice, before
-    /// it; for an access's way, after).
-    depth: usize,
+    /// `preemptions` at the point (for a thread choice, before it; for an
+    /// access's way, after).
     preemptions: usize,
     steps: usize,
     registered: usize,
-    scanned: usize,
     undo: usize,
     thread_clocks: Vec<VectorClock>,
     /// With `Yields`: how many yield steps, and the two clocks.
     yields: Option<(usize, VectorClock, VectorClock)>,
     sleep: Vec<Sleeper>,
-    slept_upto: usize,
     /// How many objects were strict (`BoundedDpor::strict`) when it was
     /// saved: the state restored follows the dependence of that time, which
     /// a later mark of an index some other execution's object had (never
@@ -530,15 +531,15 @@ impl BoundedDpor {
         }
     }
 
-    /// The state to restore at a choice point being made now, with
-    /// `depth` as the replay must find it there.
-    fn save(&self, depth: usize) -> Saved {
+    /// The state to restore at the choice point being made now (the next
+    /// frame, at event `at`), all events so far scanned and checked for
+    /// sleepers.
+    fn save(&self, at: usize) -> Saved {
+        debug_assert!(self.scanned == at && self.slept_upto == at);
         Saved {
-            depth,
             preemptions: self.preemptions,
             steps: self.steps.len(),
             registered: self.registered,
-            scanned: self.scanned,
             undo: self.undo.len(),
             thread_clocks: self.thread_clocks.clone(),
             yields: self.yields.as_ref().map(|order| {
@@ -549,7 +550,6 @@ impl BoundedDpor {
                 )
             }),
             sleep: self.sleep.clone(),
-            slept_upto: self.slept_upto,
             #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
             strict_marked: self.strict_marked,
         }
@@ -561,8 +561,8 @@ impl BoundedDpor {
     /// steps, lists and undo log beyond the saved lengths).
     fn restore(&mut self, f: usize) {
         self.restore_at = None;
-        let saved = &self.frames[f].saved;
-        self.depth = saved.depth;
+        let Frame { at, kind, saved } = &self.frames[f];
+        self.depth = f + usize::from(matches!(kind, Kind::Weak { .. }));
         self.preemptions = saved.preemptions;
         self.steps.truncate(saved.steps);
         // (A step is in the lists once its event is registered; the step
@@ -577,7 +577,7 @@ impl BoundedDpor {
             *self.touched.entry(object).field(field) = clock;
         }
         self.registered = saved.registered;
-        self.scanned = saved.scanned;
+        self.scanned = *at;
         self.thread_clocks.clone_from(&saved.thread_clocks);
         if let (Some(order), Some((yield_steps, yields_clock, all_clock))) =
             (&mut self.yields, &saved.yields)
@@ -587,7 +587,7 @@ impl BoundedDpor {
             order.all_clock.clone_from(all_clock);
         }
         self.sleep.clone_from(&saved.sleep);
-        self.slept_upto = saved.slept_upto;
+        self.slept_upto = *at;
         self.reads_new_from = None;
     }
 
@@ -943,7 +943,7 @@ impl Scheduler for BoundedDpor {
                             None => return Err(Stop::Redundant),
                         }
                     };
-                    let saved = self.save(depth);
+                    let saved = self.save(events.len());
                     self.frames.push(Frame {
                         at: events.len(),
                         saved,
@@ -984,10 +984,10 @@ impl Scheduler for BoundedDpor {
         Ok(chosen)
     }
 
-    fn replay_prefix(&self) -> usize {
+    fn replay_prefix(&self) -> Option<usize> {
         // The deepest choice point takes its next option at its event; the
         // choices before it are replayed.
-        self.frames.last().map_or(0, |frame| frame.at)
+        Some(self.frames.last().map_or(0, |frame| frame.at))
     }
 
     fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
@@ -1045,7 +1045,7 @@ impl Scheduler for BoundedDpor {
                 // The access is the operation of the last step.
                 let at = self.steps.last().map_or(0, |step| step.events);
                 let first = allowed.as_ref().map_or(0, |allowed| allowed[0]);
-                let saved = self.save(self.depth);
+                let saved = self.save(at);
                 self.frames.push(Frame {
                     at,
                     saved,

@@ -118,9 +118,9 @@ impl Scheduler for Dfs {
         self.choose_weak_at(point)
     }
 
-    fn replay_prefix(&self) -> usize {
+    fn replay_prefix(&self) -> Option<usize> {
         // After `advance`, the deepest frame takes its next option.
-        self.frames.last().map_or(0, |frame| frame.at)
+        Some(self.frames.last().map_or(0, |frame| frame.at))
     }
 }
 

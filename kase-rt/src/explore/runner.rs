@@ -123,7 +123,7 @@ impl Scheduler for Guarded<'_> {
         self.inner.choose_weak(point)
     }
 
-    fn replay_prefix(&self) -> usize {
+    fn replay_prefix(&self) -> Option<usize> {
         self.inner.replay_prefix()
     }
 }

@@ -150,9 +150,10 @@ pub(crate) struct WeakMemory {
     /// Where its other buffers come from and go back to.
     graph_pool: GraphPool,
     /// The offers of the previous execution's accesses, and how many of its
-    /// first events this one repeats (`OfferCache`).
+    /// first events this one repeats (`OfferCache`; `None`: the explorer
+    /// replays no prefix, so nothing is kept).
     offer_cache: OfferCache,
-    replay_prefix: usize,
+    replay_prefix: Option<usize>,
     /// Emptied lists for new locations' modification orders and new
     /// threads' nodes, from the pool.
     spare_lists: Vec<Vec<usize>>,
@@ -669,7 +670,9 @@ impl Execution {
         let weak = self.weak();
         let stores = weak.located(object).map_or(0, |l| l.history.mo().len());
         let (event, access) = (self.events.len(), (t, object, kind, stores));
-        if event < weak.replay_prefix && weak.offer_cache.restore(event, access, &mut offer) {
+        if weak.replay_prefix.is_some_and(|prefix| event < prefix)
+            && weak.offer_cache.restore(event, access, &mut offer)
+        {
             crate::exec::error::self_check! {
                 let mut fresh = Offer::default();
                 self.candidates(t, object, kind, &mut fresh);
@@ -712,15 +715,18 @@ impl Execution {
             (Candidate::Read(id), _) => numbered(id),
         }));
         let weak = self.weak_mut();
-        weak.offer_cache.keep(event, access, &offer);
+        if weak.replay_prefix.is_some() {
+            weak.offer_cache.keep(event, access, &offer);
+        }
         weak.offer = offer;
         weak.offered = Some(t);
         Some((&weak.offer.sources, &weak.offer.after))
     }
 
     /// The explorer replays the previous execution's first `events` events
-    /// (`Scheduler::replay_prefix`): their accesses' offers are reused.
-    pub(crate) fn set_replay_prefix(&mut self, events: usize) {
+    /// (`Scheduler::replay_prefix`): their accesses' offers are reused;
+    /// `None`: it replays none, so none is kept either.
+    pub(crate) fn set_replay_prefix(&mut self, events: Option<usize>) {
         if let Some(weak) = self.weak.as_mut() {
             weak.replay_prefix = events;
         }
