@@ -329,6 +329,9 @@ impl Builder {
     /// threads run on stacks kase allocates, not on the test's: on Linux a
     /// model thread that overflows its stack makes kase print which one, the
     /// size, and this knob, then abort (elsewhere it is a plain crash).
+    /// kase's own work at each visible operation (the choice of the thread
+    /// to run next included) takes a few KiB of the same stack below the
+    /// operation's caller.
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.settings.stack_size = bytes;
         self

@@ -1,6 +1,12 @@
 //! The driver: runs one execution from start to end, resuming model threads
 //! (continuations) one at a time and asking the [`Scheduler`] at every
 //! choice point; unwinds the threads an early stop left unfinished.
+//!
+//! The choice at a running thread's scheduling point is made on that
+//! thread's stack ([`StepInPlace`]): when the thread itself is chosen, as
+//! at most choices, it runs on without a switch to the driver and back.
+//! The driver makes the choices that follow a thread's start or end, and
+//! acts on those that switch threads or end the execution.
 
 use super::error::OrInternal;
 use std::cell::RefCell;
@@ -10,6 +16,7 @@ use std::sync::Arc;
 use super::action::ThreadIdx;
 use super::continuation::{Body, Continuation, CoroutineThread, Resumed, StackPool, Suspend};
 use super::execution::{Buffers, Execution};
+use super::heap::mode::Mode;
 use super::object::ObjectState;
 use super::panic;
 use super::scheduler::{ChoicePoint, Fault, Limits, Outcome, Scheduler, Stop, WeakPoint};
@@ -293,6 +300,163 @@ impl Continuations<'_, '_> {
     }
 }
 
+/// The choices of one execution: the scheduler and what the driver keeps
+/// from step to step. The running thread reaches it too
+/// (`Execution::stepper`), to make the choice at its own scheduling point
+/// in place ([`Stepper::step_in_place`]).
+struct Stepper<'s> {
+    scheduler: &'s mut dyn Scheduler,
+    max_steps: u64,
+    enabled: Vec<ThreadIdx>,
+    steps: u64,
+    schedule: Vec<ThreadIdx>,
+    weak_schedule: Vec<usize>,
+    redundant: bool,
+    /// A choice the running thread made in place and left to the driver:
+    /// another thread runs next (`Some`), or the execution ends (`None`).
+    decided: Option<Option<ThreadIdx>>,
+    /// A panic of kase's own raised while the running thread made a choice
+    /// in place: the driver raises it again on its own stack.
+    escaped: Option<Box<dyn std::any::Any + Send>>,
+}
+
+impl Stepper<'_> {
+    /// The choice at one scheduling point (every live thread has announced
+    /// its pending operation): the thread to run next, or `None` when the
+    /// execution ends there (a fault, a deadlock, a livelock, a redundant
+    /// or diverged execution).
+    fn step(&mut self, e: &mut Execution) -> Option<ThreadIdx> {
+        if e.fault.is_some() {
+            return None;
+        }
+        let Stepper {
+            scheduler,
+            enabled,
+            steps,
+            schedule,
+            weak_schedule,
+            redundant,
+            ..
+        } = self;
+        e.enabled_threads(enabled);
+        // Threads that can only repeat a spin iteration that changes
+        // nothing make no progress either (exec/spin).
+        let stuck = enabled.iter().all(|&t| e.spins_unchanged(t));
+        if enabled.is_empty() || stuck {
+            let blocked: Vec<_> = e
+                .threads
+                .iter()
+                .flatten()
+                .filter_map(|t| t.pending.map(|p| (p.action, p.location, t.call)))
+                .collect();
+            if blocked.is_empty() {
+                e.check_arcs();
+                e.check_allocations();
+            } else {
+                let spinning = e.spinning();
+                if e.weak_on() && e.weak_stale_spin(&spinning) {
+                    // Only a stale read keeps it spinning (RC11): the
+                    // branch that reads the newer store is the real one.
+                    *redundant = true;
+                    return None;
+                }
+                e.fault = Some(Fault::Deadlock { blocked, spinning });
+            }
+            return None;
+        }
+        e.note_enabled(enabled);
+        if let Some(cycle) = e.repeated().and_then(|_| e.fair_cycle(enabled)) {
+            e.fault = Some(Fault::Livelock {
+                steps: *steps,
+                cycle: Some(cycle),
+            });
+            return None;
+        }
+        if *steps >= self.max_steps {
+            e.fault = Some(Fault::Livelock {
+                steps: *steps,
+                cycle: None,
+            });
+            return None;
+        }
+        *steps += 1;
+        let point = ChoicePoint {
+            enabled,
+            current: e.current,
+            execution: e,
+        };
+        let next = match scheduler.choose(&point) {
+            Ok(t) => t,
+            Err(Stop::Diverged(message)) => {
+                e.fault = Some(Fault::Divergence { message });
+                return None;
+            }
+            Err(Stop::Redundant) => {
+                *redundant = true;
+                return None;
+            }
+        };
+        debug_assert!(enabled.contains(&next), "scheduler chose a disabled thread");
+        if enabled.len() > 1 {
+            schedule.push(next);
+        }
+        if e.weak_on() {
+            match choose_weak(&mut **scheduler, e, next) {
+                Ok(Some(k)) => weak_schedule.push(k),
+                Ok(None) => {}
+                Err(Stop::Diverged(message)) => {
+                    e.fault = Some(Fault::Divergence { message });
+                    return None;
+                }
+                Err(Stop::Redundant) => {
+                    *redundant = true;
+                    return None;
+                }
+            }
+        }
+        Some(next)
+    }
+}
+
+/// The choice at the running thread's scheduling point, made on the
+/// thread's own stack (`Execution::step_in_place`).
+pub(crate) trait StepInPlace {
+    /// Makes the choice for the running thread `e.current`, whose operation
+    /// is announced: whether that thread runs on at once (it was chosen).
+    /// Otherwise the choice is left for the driver, and the thread must
+    /// suspend.
+    fn step_in_place(&self, e: &mut Execution) -> bool;
+}
+
+impl StepInPlace for RefCell<Stepper<'_>> {
+    /// Most choices let the running thread go on (a switch is a preemption,
+    /// or the thread waits or ends), and each switch to the driver and back
+    /// cost about a tenth of a step on concurrent-queue's models. The
+    /// choice is the driver's own ([`Stepper::step`]), with the allocator
+    /// and the panic hook told that kase's code runs, not the model's; a
+    /// panic of kase's is caught and raised again by the driver, never seen
+    /// by the model's code on this stack.
+    fn step_in_place(&self, e: &mut Execution) -> bool {
+        let current = e.current;
+        let mut stepper = self.borrow_mut();
+        let _kase = Mode::Kase.enter();
+        let chosen =
+            panic::outside_coroutine(|| catch_unwind(AssertUnwindSafe(|| stepper.step(e))));
+        match chosen {
+            Ok(Some(next)) if next == current => true,
+            Ok(next) => {
+                stepper.decided = Some(next);
+                false
+            }
+            Err(payload) => {
+                stepper.escaped = Some(payload);
+                stepper.decided = Some(None);
+                false
+            }
+        }
+    }
+}
+
 /// Runs `main` once as a model, asking `scheduler` at every choice point.
 pub(crate) fn run(
     main: &(dyn Fn() + Sync),
@@ -307,9 +471,17 @@ pub(crate) fn run(
     let exec = RefCell::new(Execution::new(stamp, interner, spare, limits));
     exec.borrow_mut()
         .set_replay_prefix(scheduler.replay_prefix());
-    let mut schedule = std::mem::take(&mut spare.schedule);
-    let mut weak_schedule = std::mem::take(&mut spare.weak_schedule);
-    let mut redundant = false;
+    let stepper = RefCell::new(Stepper {
+        scheduler,
+        max_steps: limits.max_steps,
+        enabled: Vec::new(),
+        steps: 0,
+        schedule: std::mem::take(&mut spare.schedule),
+        weak_schedule: std::mem::take(&mut spare.weak_schedule),
+        redundant: false,
+        decided: None,
+        escaped: None,
+    });
     EXECUTION.set(&exec, || {
         let watch = exec.borrow().watch.clone();
         let threads = Continuations {
@@ -320,6 +492,9 @@ pub(crate) fn run(
         };
         // Until teardown, which registers again while it runs.
         let _joins_reach_it = threads.register();
+        // Dropped before `threads`: no choice is made in place while they
+        // are torn down.
+        let _steps_in_place = reach_in_place(&exec, &stepper);
         // SAFETY: `threads` is dropped at the end of this closure, before
         // `main` and `exec` go away; its drop unwinds unfinished threads.
         unsafe {
@@ -330,102 +505,47 @@ pub(crate) fn run(
         };
         threads.resume(ThreadIdx::MAIN);
 
-        let mut enabled = Vec::new();
-        let mut steps = 0u64;
         loop {
-            if exec.borrow().fault.is_some() {
-                break; // do not start children of a failed execution
-            }
-            // Run newly spawned threads up to their first visible operation,
-            // so every live thread has a known pending action at each choice.
-            loop {
-                let next = exec.borrow_mut().unstarted.pop_front();
-                let Some((t, body)) = next else { break };
-                // SAFETY: as for the main thread; spawned bodies are 'static.
-                unsafe { threads.start(t, thread_body(t, body)) };
-                threads.resume(t);
-            }
-            let mut e = exec.borrow_mut();
-            if e.fault.is_some() {
-                break;
-            }
-            e.enabled_threads(&mut enabled);
-            // Threads that can only repeat a spin iteration that changes
-            // nothing make no progress either (exec/spin).
-            let stuck = enabled.iter().all(|&t| e.spins_unchanged(t));
-            if enabled.is_empty() || stuck {
-                let blocked: Vec<_> = e
-                    .threads
-                    .iter()
-                    .flatten()
-                    .filter_map(|t| t.pending.map(|p| (p.action, p.location, t.call)))
-                    .collect();
-                if blocked.is_empty() {
-                    e.check_arcs();
-                    e.check_allocations();
-                } else {
-                    let spinning = e.spinning();
-                    if e.weak_on() && e.weak_stale_spin(&spinning) {
-                        // Only a stale read keeps it spinning (RC11): the
-                        // branch that reads the newer store is the real one.
-                        redundant = true;
-                        break;
+            let decided = stepper.borrow_mut().decided.take();
+            let next = match decided {
+                Some(next) => next,
+                None => {
+                    if exec.borrow().fault.is_some() {
+                        break; // do not start children of a failed execution
                     }
-                    e.fault = Some(Fault::Deadlock { blocked, spinning });
-                }
-                break;
-            }
-            e.note_enabled(&enabled);
-            if let Some(cycle) = e.repeated().and_then(|_| e.fair_cycle(&enabled)) {
-                e.fault = Some(Fault::Livelock {
-                    steps,
-                    cycle: Some(cycle),
-                });
-                break;
-            }
-            if steps >= limits.max_steps {
-                e.fault = Some(Fault::Livelock { steps, cycle: None });
-                break;
-            }
-            steps += 1;
-            let point = ChoicePoint {
-                enabled: &enabled,
-                current: e.current,
-                execution: &e,
-            };
-            let next = match scheduler.choose(&point) {
-                Ok(t) => t,
-                Err(Stop::Diverged(message)) => {
-                    e.fault = Some(Fault::Divergence { message });
-                    break;
-                }
-                Err(Stop::Redundant) => {
-                    redundant = true;
-                    break;
+                    // Run newly spawned threads up to their first visible
+                    // operation, so every live thread has a known pending
+                    // action at each choice.
+                    loop {
+                        let next = exec.borrow_mut().unstarted.pop_front();
+                        let Some((t, body)) = next else { break };
+                        // SAFETY: as for the main thread; spawned bodies are
+                        // 'static.
+                        unsafe { threads.start(t, thread_body(t, body)) };
+                        threads.resume(t);
+                    }
+                    let decided = stepper.borrow_mut().decided.take();
+                    match decided {
+                        // A started thread made the choice in place.
+                        Some(next) => next,
+                        None => stepper.borrow_mut().step(&mut exec.borrow_mut()),
+                    }
                 }
             };
-            debug_assert!(enabled.contains(&next), "scheduler chose a disabled thread");
-            if enabled.len() > 1 {
-                schedule.push(next);
+            let escaped = stepper.borrow_mut().escaped.take();
+            if let Some(payload) = escaped {
+                std::panic::resume_unwind(payload);
             }
-            if e.weak_on() {
-                match choose_weak(scheduler, &mut e, next) {
-                    Ok(Some(k)) => weak_schedule.push(k),
-                    Ok(None) => {}
-                    Err(Stop::Diverged(message)) => {
-                        e.fault = Some(Fault::Divergence { message });
-                        break;
-                    }
-                    Err(Stop::Redundant) => {
-                        redundant = true;
-                        break;
-                    }
-                }
-            }
-            drop(e);
+            let Some(next) = next else { break };
             threads.resume(next);
         }
     });
+    let Stepper {
+        schedule,
+        weak_schedule,
+        redundant,
+        ..
+    } = stepper.into_inner();
     let mut exec = exec.into_inner();
     let weak = exec.weak.take().map(WeakMemory::into_summary);
     let objects = exec.objects.iter().map(ObjectState::kind).collect();
@@ -454,6 +574,28 @@ pub(crate) fn run(
         weak_schedule,
         weaker_ordering: exec.weaker_ordering,
     }
+}
+
+/// Makes `stepper` what the running thread reaches to choose in place
+/// until the returned guard is dropped.
+fn reach_in_place<'e>(
+    exec: &'e RefCell<Execution>,
+    stepper: &RefCell<Stepper<'_>>,
+) -> impl Drop + 'e {
+    struct Reached<'e>(&'e RefCell<Execution>);
+    impl Drop for Reached<'_> {
+        fn drop(&mut self) {
+            self.0.borrow_mut().stepper = None;
+        }
+    }
+    let reached: *const (dyn StepInPlace + '_) = stepper;
+    // SAFETY: only the lifetime is erased. The guard clears the pointer
+    // before `stepper` goes away (the caller drops it first), and the
+    // pointer is used only by the threads the driver runs meanwhile, while
+    // the driver waits for them (never borrowing `stepper` across a resume).
+    let reached: *const (dyn StepInPlace + 'static) = unsafe { std::mem::transmute(reached) };
+    exec.borrow_mut().stepper = Some(reached);
+    Reached(exec)
 }
 
 /// Under RC11, asks `scheduler` how thread `next`'s pending operation goes

@@ -21,7 +21,7 @@ use super::cleared;
 use super::clock::VectorClock;
 use super::continuation::Suspend;
 use super::dependence::SpinRole;
-use super::driver::Settle;
+use super::driver::{Settle, StepInPlace};
 use super::hb::ThreadHb;
 use super::heap::Heap;
 use super::object::{ObjectDetail, ObjectHandle, ObjectState};
@@ -49,6 +49,10 @@ pub struct Execution {
     /// finish first (`driver.rs`, `Settle`), and the threads it is letting
     /// run on (innermost last) with the operations each made.
     pub(super) settler: Option<*const dyn Settle>,
+    /// While the driver runs the threads: where the running thread makes
+    /// the choice at its scheduling point itself (`driver.rs`,
+    /// `StepInPlace`).
+    pub(super) stepper: Option<*const dyn StepInPlace>,
     pub(super) running_on: Vec<(ThreadIdx, u32)>,
     pub(super) max_steps: u64,
     spurious_wakeups: bool,
@@ -232,6 +236,7 @@ impl Execution {
             fault: None,
             teardown: false,
             settler: None,
+            stepper: None,
             running_on: Vec::new(),
         };
         let object = exec.add_object(ObjectDetail::Thread(ThreadIdx::MAIN));
@@ -556,6 +561,24 @@ impl Execution {
         } else {
             None
         }
+    }
+
+    /// Makes the choice at the running thread's scheduling point (its
+    /// operation just announced, with a switch) on its own stack: whether
+    /// it runs on at once. Otherwise it suspends and the driver acts on the
+    /// choice, or makes it: with threads to start first, while threads are
+    /// torn down or run on for a join, and outside the driver.
+    pub(crate) fn step_in_place(&mut self) -> bool {
+        let Some(stepper) = self.stepper else {
+            return false;
+        };
+        if self.teardown || !self.unstarted.is_empty() || !self.running_on.is_empty() {
+            return false;
+        }
+        // SAFETY: the driver sets `stepper` while it runs this execution's
+        // threads and clears it before what it points to goes away; the
+        // driver waits meanwhile (this thread runs), holding no borrow of it.
+        unsafe { (*stepper).step_in_place(self) }
     }
 
     /// Performs the current thread's announced operation: records the event

@@ -127,11 +127,16 @@ pub(crate) fn visible<R>(
     location: &'static Location<'static>,
     effect: impl FnOnce(&mut Execution, &Action) -> (R, Option<u64>),
 ) -> R {
-    let suspender = with(|e| e.announce(object, kind, location));
+    let suspender = with(|e| {
+        let suspender = e.announce(object, kind, location)?;
+        // A switch it may make: made here when it chose this thread.
+        Some((suspender, e.step_in_place()))
+    });
     match suspender {
+        Some((_, true)) => {}
         // SAFETY: the pointer was set by this thread's body and stays valid
         // until the body returns; we are running inside that body.
-        Some(suspender) => unsafe { (*suspender).suspend() },
+        Some((suspender, false)) => unsafe { (*suspender).suspend() },
         None => wait_in_place(),
     }
     with(|e| e.perform(effect))

@@ -54,6 +54,19 @@ pub(crate) fn in_coroutine<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Runs `f` (kase's own code, on a model thread's stack) with its panics
+/// treated as kase's, not the model thread's.
+pub(crate) fn outside_coroutine<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            IN_COROUTINE.with(|c| c.set(self.0));
+        }
+    }
+    let _reset = Reset(IN_COROUTINE.with(|c| c.replace(false)));
+    f()
+}
+
 /// Installs (once per process) a panic hook that, on an OS thread currently
 /// running a model, records the panic instead of printing it. Panics anywhere
 /// else go to the hook that was installed before.
