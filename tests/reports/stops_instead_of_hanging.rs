@@ -401,6 +401,47 @@ fn an_internal_error_in_a_later_execution_carries_a_schedule_that_replays_it() {
 }
 
 #[test]
+fn a_model_that_catches_panics_does_not_catch_kase_s_own() {
+    // The choice at a thread's scheduling point is made on that thread's
+    // stack: a panic of kase's there must reach the driver, not the
+    // model's `catch_unwind` around the operation. Each of main's
+    // scheduling points in the first execution, in turn.
+    for step in 1..=6 {
+        let caught = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = caught.clone();
+        let report = Builder::new()
+            .__internal_error_at(1, step)
+            .explore(move || {
+                let x = Arc::new(kase::sync::atomic::AtomicUsize::new(0));
+                let y = x.clone();
+                let t = thread::spawn(move || {
+                    y.store(1, SeqCst);
+                    y.store(2, SeqCst);
+                });
+                let swallowed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    for _ in 0..4 {
+                        x.load(SeqCst);
+                    }
+                }));
+                if swallowed.is_err() {
+                    seen.store(true, SeqCst);
+                }
+                t.join().unwrap();
+            });
+        let failure = report.failure().expect("reported");
+        assert_eq!(
+            failure.kind(),
+            kase::FailureKind::Internal,
+            "step {step}: {failure}"
+        );
+        assert!(
+            !caught.load(SeqCst),
+            "step {step}: the model caught kase's panic"
+        );
+    }
+}
+
+#[test]
 fn check_panics_with_the_internal_error_report() {
     let payload = std::panic::catch_unwind(|| {
         Builder::new().__internal_error_at(1, 2).check(two_by_two);
