@@ -60,6 +60,9 @@ pub(crate) fn run(config: &Settings, model: &(dyn Fn() + Sync)) -> Report {
     // it could not allocate) go on, as their text (`kase: …`).
     let explored = crate::exec::panic::in_exploration(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // Blocks std's allocator is slow to serve are kept from one
+            // execution to the next, and released when the exploration ends.
+            let _slow_blocks = crate::exec::heap::slow_blocks::enable();
             let mut runner = Runner::new(config, model, &trail);
             match &config.replay {
                 Some(schedule) => replay(&mut runner, schedule, &mut progress),

@@ -10,7 +10,7 @@ use std::panic::Location;
 
 pub use std::alloc::Layout;
 
-use crate::exec::heap::mode;
+use crate::exec::heap::{mode, slow_blocks};
 use crate::exec::{self, heap::Release};
 
 /// Allocates memory as described by `layout`, as [`std::alloc::alloc`]; in
@@ -155,8 +155,11 @@ unsafe impl GlobalAlloc for TrackingAllocator {
         if let Some(ptr) = mode::reuse(layout) {
             return ptr;
         }
-        // SAFETY: the caller's promise (a layout of non-zero size).
-        let ptr = unsafe { System.alloc(layout) };
+        let ptr = match slow_blocks::take(layout) {
+            Some(ptr) => ptr,
+            // SAFETY: the caller's promise (a layout of non-zero size).
+            None => unsafe { System.alloc(layout) },
+        };
         mode::on_alloc(ptr, layout);
         ptr
     }
@@ -167,16 +170,24 @@ unsafe impl GlobalAlloc for TrackingAllocator {
             unsafe { std::ptr::write_bytes(ptr, 0, layout.size()) };
             return ptr;
         }
-        // SAFETY: as for `alloc`.
-        let ptr = unsafe { System.alloc_zeroed(layout) };
+        let ptr = match slow_blocks::take(layout) {
+            Some(ptr) => {
+                // SAFETY: as above.
+                unsafe { std::ptr::write_bytes(ptr, 0, layout.size()) };
+                ptr
+            }
+            // SAFETY: as for `alloc`.
+            None => unsafe { System.alloc_zeroed(layout) },
+        };
         mode::on_alloc(ptr, layout);
         ptr
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if mode::on_dealloc(ptr) == Release::Now {
-            // SAFETY: the caller's promise: `ptr` came from this allocator
-            // (so from `System`) with `layout`.
+        // `ptr` came from this allocator (so from `System`) with `layout`
+        // (the caller's promise), as `keep` requires.
+        if mode::on_dealloc(ptr) == Release::Now && !slow_blocks::keep(ptr, layout) {
+            // SAFETY: the caller's promise, as above.
             unsafe { System.dealloc(ptr, layout) }
         }
     }

@@ -19,6 +19,7 @@
 
 mod blocks;
 pub(crate) mod mode;
+pub(crate) mod slow_blocks;
 mod std_alloc;
 
 pub(crate) use blocks::BlockCache;
