@@ -107,7 +107,10 @@ fn track(ptr: *mut u8, layout: Layout, location: &'static Location<'static>) {
 ///
 /// Install it in the test binary (one global allocator per binary); outside
 /// a model, and for kase's own allocations, it is std's
-/// [`System`] allocator. `kase-loom` installs it unless its default
+/// [`System`] allocator, except that while an exploration runs, up to 16
+/// freed blocks of over-aligned or large layouts (which `System` is slow
+/// to serve) are kept on its thread for the next allocations of exactly
+/// those layouts, and released when it ends. `kase-loom` installs it unless its default
 /// feature `std-heap` is off.
 ///
 /// ```
