@@ -114,6 +114,9 @@ const EXPLORERS: &[Explorer] = &[
             let builder = Builder::new()
                 .strategy(Strategy::Exhaustive)
                 .preemption_bound(2)
+                // The bounded search itself, not the unbounded trial run
+                // first (which finishes these models).
+                .unbounded_trial(0)
                 .max_executions(CAP);
             kase_run(builder, n, Ordering::SeqCst)
         },
@@ -121,7 +124,7 @@ const EXPLORERS: &[Explorer] = &[
     Explorer {
         name: "kase bounded POR (2 preemptions)",
         run: |n| {
-            let builder = Builder::new().preemption_bound(2);
+            let builder = Builder::new().preemption_bound(2).unbounded_trial(0);
             kase_run(builder, n, Ordering::SeqCst)
         },
     },

@@ -128,7 +128,30 @@ impl Por {
         // A spinning yield waits for a modification after the write its
         // thread last saw (exec/spin.rs).
         let mut modified_since_seen = false;
-        for link in &chain[start..] {
+        // The writes `t`'s action can follow end at the first with an event
+        // of `t` after `pred` in its history: the later ones have that one
+        // in theirs (a chain's writes are ordered). Found by halving, not by
+        // walking: a prefix event skips the chain's known writes, and walking
+        // them all to the end made an execution's cost grow with the square
+        // of its length on an object one thread writes over and over. The
+        // end is usually a write or two away: the search gallops from the
+        // start, then halves.
+        let rest = &chain[start..];
+        let before = |link: &WriteLink| !link.event.is_some_and(|w| self.after_pred(w, t, pred));
+        let (mut lo, mut step) = (0, 1);
+        let hi = loop {
+            let probe = lo + step - 1;
+            if probe >= rest.len() {
+                break rest.len();
+            }
+            if !before(&rest[probe]) {
+                break probe;
+            }
+            lo = probe + 1;
+            step *= 2;
+        };
+        let end = lo + rest[lo..hi].partition_point(before);
+        for link in &rest[..end] {
             let w = link.event;
             // Placements after a write the prefix already had are in `U`
             // (a yield still counts that write's modification below).
@@ -138,9 +161,6 @@ impl Por {
             }
             if self.budget.expired() {
                 return; // `advance` sees the deadline and stops
-            }
-            if w.is_some_and(|w| self.after_pred(w, t, pred)) {
-                break; // later writes have this one in their history too
             }
             if w != seen.write {
                 modified_since_seen |= w.is_some_and(|w| self.u.get(w).modified);
