@@ -125,19 +125,13 @@ impl<'a> Continuations<'a, '_> {
 
     /// Makes `self` what joins reach until the returned guard is dropped.
     fn register(&self) -> impl Drop + '_ {
-        struct Registered<'e>(&'e RefCell<Execution>);
-        impl Drop for Registered<'_> {
-            fn drop(&mut self) {
-                self.0.borrow_mut().settler = None;
-            }
-        }
         let settler: *const (dyn Settle + '_) = self;
         // SAFETY: only the lifetime is erased. The guard clears the pointer
         // before `self` goes away (it borrows `self`), and the pointer is
         // used only by joins of the threads `self` runs meanwhile.
         let settler: *const (dyn Settle + 'static) = unsafe { std::mem::transmute(settler) };
         self.exec.borrow_mut().settler = Some(settler);
-        Registered(self.exec)
+        Clears(self.exec, |e| e.settler = None)
     }
 }
 
@@ -582,12 +576,6 @@ fn reach_in_place<'e>(
     exec: &'e RefCell<Execution>,
     stepper: &RefCell<Stepper<'_>>,
 ) -> impl Drop + 'e {
-    struct Reached<'e>(&'e RefCell<Execution>);
-    impl Drop for Reached<'_> {
-        fn drop(&mut self) {
-            self.0.borrow_mut().stepper = None;
-        }
-    }
     let reached: *const (dyn StepInPlace + '_) = stepper;
     // SAFETY: only the lifetime is erased. The guard clears the pointer
     // before `stepper` goes away (the caller drops it first), and the
@@ -595,7 +583,18 @@ fn reach_in_place<'e>(
     // the driver waits for them (never borrowing `stepper` across a resume).
     let reached: *const (dyn StepInPlace + 'static) = unsafe { std::mem::transmute(reached) };
     exec.borrow_mut().stepper = Some(reached);
-    Reached(exec)
+    Clears(exec, |e| e.stepper = None)
+}
+
+/// Clears what a pointer into the driver's frame gave the execution when
+/// dropped (the guards of [`Continuations::register`] and
+/// [`reach_in_place`]).
+struct Clears<'e>(&'e RefCell<Execution>, fn(&mut Execution));
+
+impl Drop for Clears<'_> {
+    fn drop(&mut self) {
+        (self.1)(&mut self.0.borrow_mut());
+    }
 }
 
 /// Under RC11, asks `scheduler` how thread `next`'s pending operation goes

@@ -44,26 +44,25 @@ pub(crate) fn in_exploration<R>(f: impl FnOnce() -> R) -> R {
 /// than printed; panics of kase's own driver code still reach the previous
 /// hook.
 pub(crate) fn in_coroutine<R>(f: impl FnOnce() -> R) -> R {
-    struct Reset(bool);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            IN_COROUTINE.with(|c| c.set(self.0));
-        }
-    }
-    let _reset = Reset(IN_COROUTINE.with(|c| c.replace(true)));
-    f()
+    with_in_coroutine(true, f)
 }
 
 /// Runs `f` (kase's own code, on a model thread's stack) with its panics
 /// treated as kase's, not the model thread's.
 pub(crate) fn outside_coroutine<R>(f: impl FnOnce() -> R) -> R {
+    with_in_coroutine(false, f)
+}
+
+/// Runs `f` with `IN_COROUTINE` set to `value`, restored after (also on
+/// unwind).
+fn with_in_coroutine<R>(value: bool, f: impl FnOnce() -> R) -> R {
     struct Reset(bool);
     impl Drop for Reset {
         fn drop(&mut self) {
             IN_COROUTINE.with(|c| c.set(self.0));
         }
     }
-    let _reset = Reset(IN_COROUTINE.with(|c| c.replace(false)));
+    let _reset = Reset(IN_COROUTINE.with(|c| c.replace(value)));
     f()
 }
 
