@@ -149,6 +149,26 @@ fn nondeterministic_models_are_reported() {
     assert_eq!(failure.kind(), FailureKind::Nondeterminism);
 }
 
+/// A model that changes from run to run (`run` counts from 0): from the
+/// third run on, main reads less; with `shifted`, from the second run on it
+/// makes one more access before any choice (the same choices, at other
+/// events).
+fn changing_model(run: usize, order: std::sync::atomic::Ordering, shifted: bool) {
+    let x = Arc::new(AtomicUsize::new(0));
+    if shifted && run >= 1 {
+        x.load(order);
+    }
+    let x2 = x.clone();
+    let t = thread::spawn(move || {
+        x2.store(1, order);
+        x2.store(2, order);
+    });
+    for _ in 0..if run >= 2 { 1 } else { 3 } {
+        x.load(order);
+    }
+    t.join().unwrap();
+}
+
 #[test]
 fn a_model_that_runs_shorter_on_a_replayed_schedule_is_nondeterminism_under_por() {
     // From its third run on, main reads less: POR's replay of a schedule
@@ -157,16 +177,7 @@ fn a_model_that_runs_shorter_on_a_replayed_schedule_is_nondeterminism_under_por(
     let runs = std::sync::atomic::AtomicUsize::new(0);
     let report = Builder::new().strategy(Strategy::Por).explore(|| {
         let run = runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let x = Arc::new(AtomicUsize::new(0));
-        let x2 = x.clone();
-        let t = thread::spawn(move || {
-            x2.store(1, SeqCst);
-            x2.store(2, SeqCst);
-        });
-        for _ in 0..if run >= 2 { 1 } else { 3 } {
-            x.load(SeqCst);
-        }
-        t.join().unwrap();
+        changing_model(run, SeqCst, false);
     });
     let failure = report.failure().expect("the model changed between runs");
     assert_eq!(failure.kind(), FailureKind::Nondeterminism, "{failure}");
@@ -185,21 +196,7 @@ fn a_model_that_changes_under_a_preemption_bound_is_nondeterminism() {
             .unbounded_trial(0)
             .explore(|| {
                 let run = runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let x = Arc::new(AtomicUsize::new(0));
-                if run >= 1 {
-                    // One more event before any choice: the same choices,
-                    // at other events.
-                    x.load(order);
-                }
-                let x2 = x.clone();
-                let t = thread::spawn(move || {
-                    x2.store(1, order);
-                    x2.store(2, order);
-                });
-                for _ in 0..if run >= 2 { 1 } else { 3 } {
-                    x.load(order);
-                }
-                t.join().unwrap();
+                changing_model(run, order, true);
             });
         let failure = report.failure().expect("the model changed between runs");
         assert_eq!(

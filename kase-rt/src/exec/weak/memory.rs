@@ -267,10 +267,10 @@ impl OfferCache {
         let Some(cached) = cache.get(event).filter(|c| c.access == Some(access)) else {
             return false;
         };
-        copy_lists(
-            (&mut offer.candidates, &mut offer.sources, &mut offer.after),
-            (&cached.candidates, &cached.sources, &cached.after),
-        );
+        // (`clone_from` keeps the lists' allocations.)
+        offer.candidates.clone_from(&cached.candidates);
+        offer.sources.clone_from(&cached.sources);
+        offer.after.clone_from(&cached.after);
         true
     }
 
@@ -282,28 +282,9 @@ impl OfferCache {
         }
         let cached = &mut cache[event];
         cached.access = Some(access);
-        copy_lists(
-            (
-                &mut cached.candidates,
-                &mut cached.sources,
-                &mut cached.after,
-            ),
-            (&offer.candidates, &offer.sources, &offer.after),
-        );
-    }
-}
-
-/// An offer's lists copied from `from` into `to`, whose allocations are
-/// reused.
-fn copy_lists(
-    to: (&mut Vec<Candidate>, &mut Vec<usize>, &mut Vec<usize>),
-    from: (&[Candidate], &[usize], &[usize]),
-) {
-    to.0.clear();
-    to.0.extend_from_slice(from.0);
-    for (to, from) in [(to.1, from.1), (to.2, from.2)] {
-        to.clear();
-        to.extend_from_slice(from);
+        cached.candidates.clone_from(&offer.candidates);
+        cached.sources.clone_from(&offer.sources);
+        cached.after.clone_from(&offer.after);
     }
 }
 
