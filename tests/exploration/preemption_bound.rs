@@ -522,3 +522,45 @@ fn the_budgets_hold_for_the_trial_and_the_bounded_search_together() {
         report.warnings()
     );
 }
+
+/// The producer reads `ack`, then publishes `flag`; the consumer spins
+/// until it sees `flag`, then stores `ack`. The consumer's store comes
+/// after the producer's read of `ack` only through the flag it read, so a
+/// bounded search that did not count a read as coming after the store it
+/// read would take them for a race, run the consumer at the producer's
+/// read, and end there with the consumer back in its spin and the
+/// producer asleep (sleep-set-blocked).
+#[test]
+fn a_read_comes_after_the_store_it_read_in_the_bounded_search() {
+    use kase::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+    let model = || {
+        let (flag, ack) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (flag2, ack2) = (flag.clone(), ack.clone());
+        let consumer = thread::spawn(move || {
+            while flag2.load(Acquire) == 0 {
+                thread::yield_now();
+            }
+            ack2.store(1, Relaxed);
+        });
+        let seen = ack.load(Relaxed);
+        flag.store(1, Release);
+        consumer.join().unwrap();
+        assert_eq!(seen, 0, "the ack came before the flag");
+    };
+    // Executions and sleep-set-blocked ones per bound: without the edge,
+    // (4, 1), (7, 3) and (8, 3).
+    for (bound, counts) in [(0, (4, 1)), (1, (6, 2)), (2, (7, 2))] {
+        let oracle = bounded(bound).strategy(Strategy::Exhaustive).explore(model);
+        let reduced = bounded(bound).explore(model);
+        assert!(
+            reduced.complete_within_bound() && oracle.complete_within_bound(),
+            "{reduced}"
+        );
+        assert_eq!(reduced.traces(), oracle.traces(), "{reduced}\n{oracle}");
+        assert_eq!(
+            (reduced.executions(), reduced.sleep_set_blocked()),
+            counts,
+            "{reduced}"
+        );
+    }
+}

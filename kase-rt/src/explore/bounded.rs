@@ -257,6 +257,10 @@ pub(crate) struct BoundedDpor {
     strict: Vec<bool>,
     /// How many indices `strict` marks.
     strict_marked: usize,
+    /// By event index, under RC11: the event index plus one of the store
+    /// an atomic read read (0: the initial value, or not a read). A read
+    /// depends on the store it read (`scan`).
+    read_from: Vec<usize>,
 }
 
 /// Whether accesses to `object` follow RC11's dependence (`weak` and not
@@ -310,6 +314,7 @@ impl BoundedDpor {
             slept_upto: 0,
             reads_new_from: None,
             pending_buf: Vec::new(),
+            read_from: Vec::new(),
         }
     }
 
@@ -351,6 +356,18 @@ impl BoundedDpor {
                 }
                 if let Some(object) = event.action.object {
                     let weak = weak_at(&self.strict, self.weak, Some(object));
+                    if weak && reads_atomically(event.action.kind) {
+                        // What the read read, its steps' clocks included:
+                        // the read and its thread's later steps exist as
+                        // they are only after that store.
+                        let source = self.read_from.get(i).copied().unwrap_or(0);
+                        if let Some(store) = source.checked_sub(1) {
+                            let steps = &self.steps[..step];
+                            if let Ok(s) = steps.binary_search_by_key(&store, |s| s.events) {
+                                clock.join(&steps[s].clock);
+                            }
+                        }
+                    }
                     let touched = self.touched.entry(object);
                     let undo = &mut self.undo;
                     touch(touched, event.action.kind, weak, clock, |field, old| {
@@ -601,6 +618,8 @@ impl BoundedDpor {
         }
         let mut fresh = BoundedDpor::new(self.bound, self.weak);
         fresh.strict = self.strict.clone();
+        // What the prefix's reads read (this run's, the same choices).
+        fresh.read_from = self.read_from.clone();
         if self.yields.is_some() {
             fresh.yields = Some(Yields::default());
         }
@@ -991,6 +1010,21 @@ impl Scheduler for BoundedDpor {
     }
 
     fn choose_weak(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
+        let k = self.choose_way(point)?;
+        if self.read_from.len() <= point.event {
+            self.read_from.resize(point.event + 1, 0);
+        }
+        self.read_from[point.event] = match point.sources[k] {
+            usize::MAX => 0,
+            source => source,
+        };
+        Ok(k)
+    }
+}
+
+impl BoundedDpor {
+    /// [`Scheduler::choose_weak`]'s choice.
+    fn choose_way(&mut self, point: &WeakPoint<'_>) -> Result<usize, Stop> {
         // A load woken by stores reads one of the stores from `since` on
         // (`Sleeper`); the model's exploration controls overrule that.
         let allowed = self
@@ -1105,6 +1139,11 @@ fn touch(
             join_into(touched, Field::Reads, clock);
         }
     }
+}
+
+/// Whether an atomic access of `kind` reads a store.
+fn reads_atomically(kind: OpKind) -> bool {
+    kind.is_atomic_access() && kind != OpKind::Store
 }
 
 /// Under RC11, whether running atomic access `later` before the earlier
