@@ -868,3 +868,32 @@ fn failures_through_a_once_replay_from_their_schedules() {
         assert_eq!(replayed.message(), failure.message(), "{schedule}: {again}");
     }
 }
+
+/// Two threads race to initialise one `OnceLock`, and one publishes what it
+/// got through a `Relaxed` store. The thread that finds the initialiser
+/// running blocks on the `Once`'s lock, which the revisit explorer takes (a
+/// condvar there moved such models to the canonical reduction, whose runs
+/// mostly ended sleep-set-blocked): one execution per graph.
+#[test]
+fn a_contended_once_lock_stays_with_the_revisit_explorer() {
+    let model = || {
+        let cell = Arc::new(kase::sync::OnceLock::new());
+        let flag = atomics::<1>();
+        let (cell2, flag2) = (cell.clone(), flag.clone());
+        let t = thread::spawn(move || {
+            let v = *cell2.get_or_init(|| 1);
+            flag2[0].store(v, Relaxed);
+        });
+        let v = *cell.get_or_init(|| 2);
+        let seen = flag[0].load(Relaxed);
+        t.join().unwrap();
+        (v, seen)
+    };
+    let (seen, report) = outcomes(model);
+    assert_eq!(
+        report.graph_explorer(),
+        Some(&GraphExplorer::Revisits),
+        "{report}"
+    );
+    assert_eq!(seen, set(&[(1, 0), (1, 1), (2, 0), (2, 2)]));
+}

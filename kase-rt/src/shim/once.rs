@@ -2,8 +2,9 @@
 //!
 //! Built as std builds its futex-based `Once`, on kase's own primitives: the
 //! state is a kase [`AtomicU8`] (so a `static` restarts with every execution,
-//! and a completed `Once` costs one visible load), and threads that must wait
-//! for a running initialiser block on a kase [`Mutex`] + [`Condvar`] pair.
+//! and a completed `Once` costs one visible load). The initialiser runs
+//! holding a kase [`Mutex`], so a thread that finds it running blocks on
+//! that lock; `wait` waits on a kase [`Condvar`] under the same lock.
 
 // Its state is accessed `SeqCst`, stronger than std's Once needs
 // (acquire/release): kase's own synchronisation should not move an
@@ -48,15 +49,19 @@ const QUEUED: u8 = 0b100;
 ///
 /// # How kase models it
 ///
-/// As std's futex-based `Once`: the state is a kase atomic (one visible
-/// load when already complete; a compare-exchange to claim the initialiser,
-/// a swap to publish the result, with Acquire/Release happens-before as in
-/// std). A thread that finds the initialiser running marks the state as
-/// queued and waits on a kase `Condvar` under a kase `Mutex`; the
-/// initialiser notifies (taking that mutex) only if someone queued. So an
-/// uncontended `call_once` is three visible operations, and a `Once` whose
-/// initialiser never finishes makes its waiters a deadlock. In a `static`,
-/// the state restarts from "incomplete" with every execution.
+/// The state is a kase atomic (one visible load when already complete,
+/// with Acquire/Release happens-before as in std). Otherwise `call_once`
+/// takes a kase `Mutex`, reads the state again, and runs the initialiser
+/// holding it, then publishes the result: a thread that finds the
+/// initialiser running blocks on the lock until it ends. A lock rather
+/// than std's queue of parked waiters, because every explorer takes locks
+/// (under Rust's memory model the revisit explorer, which runs one
+/// execution per graph, takes no condvar). `wait` marks the state as
+/// queued and waits on a kase `Condvar` under that lock, which the
+/// initialiser notifies. So an uncontended `call_once` is six visible
+/// operations, and a `Once` whose initialiser never finishes makes its
+/// waiters a deadlock. In a `static`, the state restarts from "incomplete"
+/// with every execution.
 pub struct Once {
     state: AtomicU8,
     lock: Mutex<()>,
@@ -89,8 +94,9 @@ impl Drop for CompletionGuard<'_> {
             .once
             .state
             .swap(self.set_state_on_drop_to, Ordering::SeqCst);
+        // The initialiser holds the waiters' lock (`Once::call`): the
+        // threads in `wait` are woken under it.
         if previous & QUEUED != 0 {
-            let _guard = self.once.lock_waiters();
             self.once.cvar.notify_all();
         }
     }
@@ -181,44 +187,33 @@ impl Once {
         }
     }
 
-    /// The slow path of `call_once*`, from the already loaded `state`: claims
-    /// the initialiser, or waits for the one running.
+    /// The slow path of `call_once*`: claims the initialiser, or waits for
+    /// the one running. The state was loaded before (`_state`); the
+    /// initialiser runs holding the waiters' lock, so a thread that finds
+    /// it running blocks on that lock until it ends (a lock, unlike a
+    /// condvar, every explorer takes, the revisit explorer included).
     #[track_caller]
-    pub(crate) fn call(
-        &self,
-        mut state: u8,
-        ignore_poisoning: bool,
-        f: &mut dyn FnMut(&OnceState),
-    ) {
-        loop {
-            match state & STATE_MASK {
-                COMPLETE => return,
-                POISONED if !ignore_poisoning => panic_poisoned(),
-                INCOMPLETE | POISONED => {
-                    let running = RUNNING | (state & QUEUED);
-                    if let Err(now) = self.state.compare_exchange(
-                        state,
-                        running,
-                        Ordering::SeqCst,
-                        Ordering::SeqCst,
-                    ) {
-                        state = now;
-                        continue;
-                    }
-                    // Poisons the `Once` if `f` unwinds.
-                    let mut guard = CompletionGuard {
-                        once: self,
-                        set_state_on_drop_to: POISONED,
-                    };
-                    let poisoned = state & STATE_MASK == POISONED;
-                    // The initialiser is the user's: its steps are its own.
-                    exec::user_code(|| f(&OnceState { poisoned }));
-                    guard.set_state_on_drop_to = COMPLETE;
-                    return;
-                }
-                _ => state = self.block_while(|s| s & STATE_MASK == RUNNING),
-            }
+    pub(crate) fn call(&self, _state: u8, ignore_poisoning: bool, f: &mut dyn FnMut(&OnceState)) {
+        let _lock = self.lock_waiters();
+        // Read again under the lock: an initialiser that ran meanwhile has
+        // completed (or panicked) by now.
+        let state = self.state.load_strict(Ordering::SeqCst);
+        match state & STATE_MASK {
+            COMPLETE => return,
+            POISONED if !ignore_poisoning => panic_poisoned(),
+            _ => {}
         }
+        self.state
+            .store(RUNNING | (state & QUEUED), Ordering::SeqCst);
+        // Poisons the `Once` if `f` unwinds.
+        let mut guard = CompletionGuard {
+            once: self,
+            set_state_on_drop_to: POISONED,
+        };
+        let poisoned = state & STATE_MASK == POISONED;
+        // The initialiser is the user's: its steps are its own.
+        exec::user_code(|| f(&OnceState { poisoned }));
+        guard.set_state_on_drop_to = COMPLETE;
     }
 
     /// The slow path of `wait*`.
