@@ -257,9 +257,11 @@ pub(crate) struct BoundedDpor {
     strict: Vec<bool>,
     /// How many indices `strict` marks.
     strict_marked: usize,
-    /// By event index, under RC11: the event index plus one of the store
-    /// an atomic read read (0: the initial value, or not a read). A read
-    /// depends on the store it read (`scan`).
+    /// By event index, under RC11: for an atomic read of this execution,
+    /// the event index plus one of the store it read (0: the initial
+    /// value, or no edge); `scan` makes the read depend on that store.
+    /// Entries of other events, and past this execution's, are left from
+    /// earlier executions: only reads' entries are looked up.
     read_from: Vec<usize>,
 }
 
@@ -1014,8 +1016,12 @@ impl Scheduler for BoundedDpor {
         if self.read_from.len() <= point.event {
             self.read_from.resize(point.event + 1, 0);
         }
+        // A read whose other ways the model asked not to explore gets no
+        // edge: the races it would hide are found only through them.
+        let explored = point.explore || point.options <= 1;
         self.read_from[point.event] = match point.sources[k] {
             usize::MAX => 0,
+            _ if !explored => 0,
             source => source,
         };
         Ok(k)

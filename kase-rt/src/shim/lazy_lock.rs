@@ -84,7 +84,7 @@ impl<T, F: FnOnce() -> T> LazyLock<T, F> {
         let _call = exec::call("force", "lazy_lock");
         let state = this.once.load_state();
         if !Once::is_complete(state) {
-            this.initialize(state);
+            this.initialize();
         }
         // SAFETY: the `Once` completed.
         unsafe { this.get_unchecked() }
@@ -114,9 +114,9 @@ impl<T, F: FnOnce() -> T> LazyLock<T, F> {
 
     #[cold]
     #[track_caller]
-    fn initialize(&self, state: u8) {
-        // As `call_once_force`, from the state `force` loaded.
-        self.once.call(state, true, &mut |once_state| {
+    fn initialize(&self) {
+        // As `call_once_force`, once `force` found the `Once` incomplete.
+        self.once.call(true, &mut |once_state| {
             if once_state.is_poisoned() {
                 panic_poisoned();
             }

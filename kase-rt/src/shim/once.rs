@@ -1,7 +1,7 @@
 //! `Once` and `OnceState` with std's signatures and poisoning.
 //!
-//! Built as std builds its futex-based `Once`, on kase's own primitives: the
-//! state is a kase [`AtomicU8`] (so a `static` restarts with every execution,
+//! Built on kase's own primitives, with a fast path like std's futex-based
+//! `Once`: the state is a kase [`AtomicU8`] (so a `static` restarts with every execution,
 //! and a completed `Once` costs one visible load). The initialiser runs
 //! holding a kase [`Mutex`], so a thread that finds it running blocks on
 //! that lock; `wait` waits on a kase [`Condvar`] under the same lock.
@@ -135,7 +135,7 @@ impl Once {
             return;
         }
         let mut f = Some(f);
-        self.call(state, false, &mut |_| (f.take().unwrap())());
+        self.call(false, &mut |_| (f.take().unwrap())());
     }
 
     /// Like [`call_once`](Self::call_once), but ignores poisoning: the
@@ -152,7 +152,7 @@ impl Once {
             return;
         }
         let mut f = Some(f);
-        self.call(state, true, &mut |s| (f.take().unwrap())(s));
+        self.call(true, &mut |s| (f.take().unwrap())(s));
     }
 
     /// Whether an initialiser has completed (with Acquire ordering, as std).
@@ -193,7 +193,7 @@ impl Once {
     /// it running blocks on that lock until it ends (a lock, unlike a
     /// condvar, every explorer takes, the revisit explorer included).
     #[track_caller]
-    pub(crate) fn call(&self, _state: u8, ignore_poisoning: bool, f: &mut dyn FnMut(&OnceState)) {
+    pub(crate) fn call(&self, ignore_poisoning: bool, f: &mut dyn FnMut(&OnceState)) {
         let _lock = self.lock_waiters();
         // Read again under the lock: an initialiser that ran meanwhile has
         // completed (or panicked) by now.

@@ -129,7 +129,7 @@ impl<T> OnceLock<T> {
         let _call = exec::call("get_or_init", "once_lock");
         let state = self.once.load_state();
         if !Once::is_complete(state) {
-            self.initialize(state, f);
+            self.initialize(f);
         }
         // SAFETY: the `Once` completed: `initialize` returns only then.
         unsafe { self.get_unchecked() }
@@ -154,10 +154,10 @@ impl<T> OnceLock<T> {
 
     #[cold]
     #[track_caller]
-    fn initialize<F: FnOnce() -> T>(&self, state: u8, f: F) {
+    fn initialize<F: FnOnce() -> T>(&self, f: F) {
         let mut f = Some(f);
         // As `call_once_force`, from the state `get_or_init` loaded.
-        self.once.call(state, true, &mut |_| {
+        self.once.call(true, &mut |_| {
             let value = (f.take().unwrap())();
             // SAFETY: only the one thread running the `Once`'s initialiser
             // writes, and no one reads before it completes.
