@@ -359,9 +359,10 @@ impl BoundedDpor {
                 if let Some(object) = event.action.object {
                     let weak = weak_at(&self.strict, self.weak, Some(object));
                     if weak && reads_atomically(event.action.kind) {
-                        // What the read read, its steps' clocks included:
-                        // the read and its thread's later steps exist as
-                        // they are only after that store.
+                        // The read comes after the store it read (and so
+                        // after what that store came after): it and its
+                        // thread's later steps are what they are only
+                        // after that store.
                         let source = self.read_from.get(i).copied().unwrap_or(0);
                         if let Some(store) = source.checked_sub(1) {
                             let steps = &self.steps[..step];

@@ -110,8 +110,8 @@ fn track(ptr: *mut u8, layout: Layout, location: &'static Location<'static>) {
 /// [`System`] allocator, except that while an exploration runs, up to 16
 /// freed blocks of over-aligned or large layouts (which `System` is slow
 /// to serve) are kept on its thread for the next allocations of exactly
-/// those layouts, and released when it ends. `kase-loom` installs it unless its default
-/// feature `std-heap` is off.
+/// those layouts, and released when it ends. `kase-loom` installs it
+/// unless its default feature `std-heap` is off.
 ///
 /// ```
 /// # extern crate kase_rt as kase;

@@ -1,10 +1,11 @@
 //! `Once` and `OnceState` with std's signatures and poisoning.
 //!
 //! Built on kase's own primitives, with a fast path like std's futex-based
-//! `Once`: the state is a kase [`AtomicU8`] (so a `static` restarts with every execution,
-//! and a completed `Once` costs one visible load). The initialiser runs
-//! holding a kase [`Mutex`], so a thread that finds it running blocks on
-//! that lock; `wait` waits on a kase [`Condvar`] under the same lock.
+//! `Once`: the state is a kase [`AtomicU8`] (so a `static` restarts with
+//! every execution, and a completed `Once` costs one visible load). The
+//! initialiser runs holding a kase [`Mutex`], so a thread that finds it
+//! running blocks on that lock; `wait` waits on a kase [`Condvar`] under
+//! the same lock.
 
 // Its state is accessed `SeqCst`, stronger than std's Once needs
 // (acquire/release): kase's own synchronisation should not move an
@@ -187,10 +188,10 @@ impl Once {
         }
     }
 
-    /// The slow path of `call_once*`: claims the initialiser, or waits for
-    /// the one running. The state was loaded before (`_state`); the
-    /// initialiser runs holding the waiters' lock, so a thread that finds
-    /// it running blocks on that lock until it ends (a lock, unlike a
+    /// The slow path of `call_once*`, once the fast path found the `Once`
+    /// incomplete: claims the initialiser, or waits for the one running.
+    /// The initialiser runs holding the waiters' lock, so a thread that
+    /// finds it running blocks on that lock until it ends (a lock, unlike a
     /// condvar, every explorer takes, the revisit explorer included).
     #[track_caller]
     pub(crate) fn call(&self, ignore_poisoning: bool, f: &mut dyn FnMut(&OnceState)) {

@@ -156,7 +156,7 @@ impl<T> OnceLock<T> {
     #[track_caller]
     fn initialize<F: FnOnce() -> T>(&self, f: F) {
         let mut f = Some(f);
-        // As `call_once_force`, from the state `get_or_init` loaded.
+        // As `call_once_force`, once `get_or_init` found the `Once` incomplete.
         self.once.call(true, &mut |_| {
             let value = (f.take().unwrap())();
             // SAFETY: only the one thread running the `Once`'s initialiser
