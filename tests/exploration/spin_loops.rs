@@ -353,12 +353,22 @@ fn a_spin_that_reads_a_thread_local_still_waits() {
 
 #[test]
 fn a_spin_that_reallocates_a_thread_local_box_is_explored_deterministically() {
-    // The box's address, held in place, may or may not change between two
-    // accesses depending on the allocator: the first answer after a thread
-    // history is kept, so no replay diverges.
+    // The box's address is held in place. Freed just before the next box
+    // is made, with no kase code in between, its block comes back (glibc's
+    // per-thread cache is last in, first out), so the spin repeats its
+    // state within an execution. Across executions kase's own allocations
+    // differ, and with them the address: the first answer after a thread
+    // history is kept, so no replay diverges. (Made before the old box is
+    // freed, the box would take whatever block kase freed last: a new
+    // address each iteration in some builds, a state that never repeats,
+    // and a loop run to `max_steps` like any loop whose state changes.)
     assert_eq!(
         everywhere(|| spin_until_set(|| {
-            SCRATCH.with(|s| *s.borrow_mut() = Some(Box::new(1)));
+            SCRATCH.with(|s| {
+                let mut s = s.borrow_mut();
+                *s = None;
+                *s = Some(Box::new(1));
+            });
         })),
         None
     );
