@@ -161,9 +161,8 @@ impl Builder {
     ///
     /// A **preemption** is a choice of a thread other than the one that ran
     /// last while that one could still go on (as in CHESS and loom); switching
-    /// when the last thread blocks or finishes, or right after it yielded
-    /// (`yield_now`, `spin_loop`, `sleep`: it hands the processor over), is
-    /// free. Most concurrency bugs need only one or two preemptions.
+    /// when the last thread blocks or finishes is free. Most concurrency bugs
+    /// need only one or two preemptions.
     ///
     /// With a bound, [`Strategy::Por`](crate::Strategy::Por) runs a
     /// bounded partial-order reduction: dynamic partial-order reduction

@@ -299,27 +299,6 @@ fn two_togglers(loops: Loops) -> Option<String> {
 
 #[test]
 fn two_togglers_that_wake_each_other_lose_no_outcome() {
-    // `[5, 3]` (each saw the other mid-toggle) takes three preemptions, and
-    // with a switch at a yield free the bounded oracle runs millions of
-    // executions at bound 3 (the togglers never wait: each one's writes
-    // wake the other). So the spins are compared with the unrolled loops
-    // under the same bound of 2: within it they lose nothing either.
-    let unrolled = outcomes(Builder::new(), Loops::Unrolled(3), two_togglers);
-    for bound in 0..=2 {
-        let builder = || {
-            Builder::new()
-                .strategy(Strategy::Exhaustive)
-                .preemption_bound(bound)
-        };
-        let spun = outcomes(builder(), Loops::Spin, two_togglers);
-        let unrolled_within = outcomes(builder(), Loops::Unrolled(3), two_togglers);
-        assert!(
-            spun.is_subset(&unrolled),
-            "bound {bound}: {spun:?} of {unrolled:?}"
-        );
-        assert!(
-            unrolled_within.is_subset(&spun),
-            "bound {bound}: {unrolled_within:?} within {spun:?}"
-        );
-    }
+    // `[5, 3]` (each saw the other mid-toggle) takes three preemptions.
+    assert_bounded_spins_lose_nothing(&[Strategy::Exhaustive], two_togglers, 3, 3);
 }

@@ -359,7 +359,6 @@ impl Stepper<'_> {
             return None;
         }
         e.note_enabled(enabled);
-        e.woke_spinner = e.woke_spinner || e.woken_spinner(enabled);
         if let Some(cycle) = e.repeated().and_then(|_| e.fair_cycle(enabled)) {
             e.fault = Some(Fault::Livelock {
                 steps: *steps,
@@ -568,7 +567,6 @@ pub(crate) fn run(
         weak,
         weak_schedule,
         weaker_ordering: exec.weaker_ordering,
-        woke_spinner: exec.woke_spinner,
     }
 }
 

@@ -101,9 +101,6 @@ pub struct Execution {
     /// A yield waited for another thread to run (`exec/spin/alone.rs`):
     /// explorers that order events by objects cannot take this model.
     waited_alone: Option<(ThreadIdx, &'static Location<'static>)>,
-    /// At some scheduling point a woken spinner could run
-    /// (`woken_spinner`): the bounded reduction ends such executions.
-    pub(super) woke_spinner: bool,
     /// The states at this execution's scheduling points, under sequential
     /// consistency (`exec/spin/repeat.rs`).
     repeats: Repeats,
@@ -223,7 +220,6 @@ impl Execution {
             strict_objects: Vec::new(),
             waited_on_several: false,
             waited_alone: None,
-            woke_spinner: false,
             repeats: Repeats::default(),
             standings_buf: Vec::new(),
             repeated: None,
@@ -1030,17 +1026,6 @@ impl Execution {
             Some((t.idx, objects))
         };
         self.threads.iter().flatten().filter_map(waiting).collect()
-    }
-
-    /// Whether one of the `enabled` threads is a woken spinner: its pending
-    /// yield closed a read-only cycle, and another thread has since
-    /// modified what the cycle read (`exec/spin`).
-    pub(crate) fn woken_spinner(&self, enabled: &[ThreadIdx]) -> bool {
-        enabled.iter().any(|&t| match &self.thread(t).wait {
-            SpinWait::On { .. } => true,
-            SpinWait::Several(_) => !self.spins_unchanged(t),
-            _ => false,
-        })
     }
 
     /// Whether thread `t`'s pending yield closes a cycle over several

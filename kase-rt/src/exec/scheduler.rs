@@ -324,6 +324,4 @@ pub(crate) struct Outcome {
     /// Under sequential consistency: the first access or fence weaker than
     /// `SeqCst`, described.
     pub weaker_ordering: Option<String>,
-    /// A woken spinner could run at some point (`Execution::woken_spinner`).
-    pub woke_spinner: bool,
 }

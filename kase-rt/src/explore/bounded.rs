@@ -18,9 +18,8 @@
 //! independent steps dependent (running `p` earlier inside a block of
 //! another thread's steps costs a preemption where running it at the
 //! block's start may not). So each race also adds `p` at the last context
-//! switch before the racing event, or the last point right after a yield
-//! if later (switching there is free too), where the reversed order may
-//! fit the bound. The bounded oracle checks it on generated programs
+//! switch before the racing event, where the reversed order may fit the
+//! bound. The bounded oracle checks it on generated programs
 //! (`tests/exploration/differential.rs`): the same failures and outcomes
 //! for bounds 0–3.
 //!
@@ -39,7 +38,7 @@ use crate::exec::{
     WeakPoint,
 };
 
-use super::replay::{last_thread, switch_preempts};
+use super::replay::last_thread;
 use super::Explorer;
 
 /// A thread choice point of the current path.
@@ -48,11 +47,10 @@ struct Threads {
     /// What each enabled thread was about to do (to notice a re-run that
     /// differs).
     pending: Vec<Option<Action>>,
-    /// The thread that ran last, and whether choosing another one costs a
-    /// preemption (it could go on and did not just yield,
-    /// `switch_preempts`).
+    /// The thread that ran last and whether it could go on: choosing
+    /// another one then costs a preemption.
     last: ThreadIdx,
-    preempts: bool,
+    can_continue: bool,
     /// Preemptions before this choice.
     preemptions: usize,
     /// The thread explored now.
@@ -153,12 +151,10 @@ struct Step {
     events: usize,
     thread: ThreadIdx,
     frame: Option<usize>,
-    /// Running another thread here cost no preemption: another thread ran
-    /// the event before (a context switch), or the one that did could not
-    /// go on or had just yielded.
-    free: bool,
-    /// The last step up to this one that is `free`.
-    last_free: Option<usize>,
+    /// Another thread ran the event before: a context switch.
+    switch: bool,
+    /// The last step up to this one that is a context switch.
+    last_switch: Option<usize>,
     /// Which steps of each thread come before it or are it, by the
     /// dependence this search reorders (set when its event is seen).
     clock: VectorClock,
@@ -418,7 +414,7 @@ impl BoundedDpor {
 
     /// The races of the operations `pending` (one per thread) waits to
     /// perform with the events so far: each asks for its thread at the
-    /// racing step and at the free point before it (`reverse`).
+    /// racing step and at the context switch before it.
     fn analyse(&mut self, events: &[Event], pending: &[Action]) {
         for action in pending {
             if let Some(s) = self.yield_race(action) {
@@ -495,17 +491,15 @@ impl BoundedDpor {
     }
 
     /// A race of step `s` with `p`'s pending operation: `p` runs instead at
-    /// `s`'s choice point, and at the last point before `s` where running
-    /// it costs no preemption it did not already pay (a context switch, or
-    /// right after a yield).
+    /// `s`'s choice point, and at the last context switch before `s`.
     fn reverse(&mut self, s: usize, p: ThreadIdx) {
         self.ask(self.steps[s].frame, p);
-        let free = match s.checked_sub(1) {
-            Some(previous) if self.steps[s].free => self.steps[previous].last_free,
-            _ => self.steps[s].last_free.filter(|&j| j < s),
+        let switch = match s.checked_sub(1) {
+            Some(previous) if self.steps[s].switch => self.steps[previous].last_switch,
+            _ => self.steps[s].last_switch.filter(|&j| j < s),
         };
-        if let Some(free) = free {
-            self.ask(self.steps[free].frame, p);
+        if let Some(switch) = switch {
+            self.ask(self.steps[switch].frame, p);
         }
     }
 
@@ -548,7 +542,7 @@ impl BoundedDpor {
                 self.cut = true;
                 continue;
             }
-            let cost = usize::from(frame.preempts && q != frame.last);
+            let cost = usize::from(frame.can_continue && q != frame.last);
             if frame.preemptions + cost > self.bound {
                 self.pruned = true;
                 continue;
@@ -786,12 +780,11 @@ impl BoundedDpor {
         else {
             return;
         };
-        // Only the thread that could continue, not having just yielded:
-        // running its step first costs nothing there, so the equivalent
-        // execution that does costs no more preemptions than this one
-        // (POR-DESIGN.md).
+        // Only the thread that could continue: running its step first
+        // costs nothing there, so the equivalent execution that does costs
+        // no more preemptions than this one (POR-DESIGN.md).
         let b = frame.last;
-        if !frame.explore || !frame.preempts || chosen == b || !frame.done.contains(&b) {
+        if !frame.explore || !frame.can_continue || chosen == b || !frame.done.contains(&b) {
             return;
         }
         if self.sleep.iter().any(|s| s.thread == b) {
@@ -935,17 +928,8 @@ impl Scheduler for BoundedDpor {
         self.wake(events);
         self.wake_for_waiters(exec);
         self.reads_new_from = None;
-        if self.yields.is_none() && exec.woken_spinner(point.enabled) {
-            // Its repeated iteration changed nothing: the execution without
-            // it, the spinner left at its previous yield until the write,
-            // is explored and costs no more preemptions (POR-DESIGN.md).
-            // Not with spins that wait for another thread to run: whether
-            // the waker can run may then depend on the spinner's steps.
-            return Err(Stop::Redundant);
-        }
         let last = last_thread(exec);
         let can_continue = point.enabled.contains(&last);
-        let preempts = switch_preempts(point, last);
         let (chosen, frame) = if let [only] = point.enabled {
             if self.asleep(*only) {
                 return Err(Stop::Redundant);
@@ -989,7 +973,7 @@ impl Scheduler for BoundedDpor {
                             enabled: point.enabled.to_vec(),
                             pending: point.enabled.iter().map(|&t| exec.pending(t)).collect(),
                             last,
-                            preempts,
+                            can_continue,
                             preemptions: self.preemptions,
                             chosen: first,
                             backtrack: Vec::new(),
@@ -1003,20 +987,20 @@ impl Scheduler for BoundedDpor {
             (chosen, Some(depth))
         };
         self.fall_asleep(frame, chosen, exec, events.len());
-        if preempts && chosen != last {
+        if can_continue && chosen != last {
             self.preemptions += 1;
         }
-        let free = chosen != last || !preempts;
-        let last_free = match free {
+        let switch = chosen != last;
+        let last_switch = match switch {
             true => Some(self.steps.len()),
-            false => self.steps.last().and_then(|step| step.last_free),
+            false => self.steps.last().and_then(|step| step.last_switch),
         };
         self.steps.push(Step {
             events: events.len(),
             thread: chosen,
             frame,
-            free,
-            last_free,
+            switch,
+            last_switch,
             clock: VectorClock::new(),
         });
         Ok(chosen)

@@ -12,7 +12,7 @@
 use crate::exec::{Action, ChoicePoint, Outcome, Scheduler, Stop, ThreadIdx, WeakPoint};
 
 use super::canonical::Canonical;
-use super::replay::{last_thread, switch_preempts};
+use super::replay::last_thread;
 use super::Explorer;
 
 /// One choice point on the current path: the order in which its options are
@@ -106,9 +106,9 @@ impl Scheduler for Dfs {
         let depth = self.depth;
         self.depth += 1;
         let last = self.last(point);
-        let preempts = switch_preempts(point, last);
-        let chosen = self.choose_at(depth, last, preempts, point)?;
-        if preempts && chosen != last {
+        let can_continue = point.enabled.contains(&last);
+        let chosen = self.choose_at(depth, last, can_continue, point)?;
+        if can_continue && chosen != last {
             self.preemptions += 1;
         }
         Ok(chosen)
@@ -240,7 +240,7 @@ impl Dfs {
         &mut self,
         depth: usize,
         last: ThreadIdx,
-        preempts: bool,
+        can_continue: bool,
         point: &ChoicePoint<'_>,
     ) -> Result<ThreadIdx, Stop> {
         if let Some(recorded) = self.recorded(depth, point)? {
@@ -249,12 +249,11 @@ impl Dfs {
         // Keep running the current thread first: the first execution then has
         // as few context switches as possible, which makes it easy to read.
         let mut options = Vec::with_capacity(point.enabled.len());
-        if point.enabled.contains(&last) {
+        if can_continue {
             options.push(last);
         }
-        // Switching away from a thread that could go on costs a preemption
-        // (unless it just yielded, `switch_preempts`).
-        let may_preempt = !preempts || self.bound.map_or(true, |b| self.preemptions < b);
+        // Switching away from a thread that could go on costs a preemption.
+        let may_preempt = !can_continue || self.bound.map_or(true, |b| self.preemptions < b);
         if may_preempt {
             options.extend(point.enabled.iter().copied().filter(|&t| t != last));
         } else {

@@ -15,7 +15,7 @@ use crate::exec::{ChoicePoint, Outcome, Scheduler, Stop, ThreadIdx, WeakPoint};
 use crate::report::{Failure, FailureKind, FirstFound};
 
 use super::exhaustive::next_path;
-use super::replay::{last_thread, steps_so_far, switch_preempts};
+use super::replay::{last_thread, steps_so_far};
 use super::{Explorer, Runner, Settings};
 
 /// Longest the search may take.
@@ -92,7 +92,7 @@ impl Scheduler for Bounded {
             return Ok(*only);
         }
         let last = last_thread(point.execution);
-        let preempts = switch_preempts(point, last);
+        let can_continue = point.enabled.contains(&last);
         let depth = self.depth;
         self.depth += 1;
         let t = match self.frames.get(depth) {
@@ -117,7 +117,7 @@ impl Scheduler for Bounded {
             }
             None => {
                 let mut options = Vec::with_capacity(point.enabled.len());
-                if preempts {
+                if can_continue {
                     options.push(last);
                     if self.preempted.len() < self.bound {
                         options.extend(point.enabled.iter().copied().filter(|&t| t != last));
@@ -134,7 +134,7 @@ impl Scheduler for Bounded {
                 first
             }
         };
-        if preempts && t != last {
+        if can_continue && t != last {
             self.preempted.push(steps_so_far(point.execution) + 1);
         }
         Ok(t)

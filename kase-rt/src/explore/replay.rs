@@ -7,8 +7,7 @@
 use std::panic::Location;
 
 use crate::exec::{
-    Action, Call, ChoicePoint, Event, Execution, OpKind, Outcome, Scheduler, Stop, ThreadIdx,
-    WeakPoint,
+    Action, Call, ChoicePoint, Event, Execution, Outcome, Scheduler, Stop, ThreadIdx, WeakPoint,
 };
 use crate::report::{location, rows_of, Fold, Names, RowFolder, Schedule};
 
@@ -21,19 +20,6 @@ pub(crate) fn last_thread(execution: &Execution) -> ThreadIdx {
         .events()
         .last()
         .map_or(ThreadIdx::MAIN, |e| e.action.thread)
-}
-
-/// Whether running a thread other than `last` at `point` is a preemption:
-/// `last` could go on, and its latest step was not a yield. A thread that
-/// yields (`yield_now`, `spin_loop`, `sleep`) hands the processor over, so
-/// a switch right after its yield is free, as loom and CHESS count them.
-pub(crate) fn switch_preempts(point: &ChoicePoint<'_>, last: ThreadIdx) -> bool {
-    let yielded = point
-        .execution
-        .events()
-        .last()
-        .is_some_and(|e| e.action.thread == last && e.action.kind == OpKind::Yield);
-    point.enabled.contains(&last) && !yielded
 }
 
 /// Follows a schedule choice by choice, counting preemptions.
@@ -378,7 +364,7 @@ impl Scheduler for Replay {
             return Err(self.diverge(d));
         }
         let last = last_thread(execution);
-        if t != last && switch_preempts(point, last) {
+        if t != last && point.enabled.contains(&last) {
             self.preempted.push(steps_so_far(execution) + 1);
         }
         Ok(t)

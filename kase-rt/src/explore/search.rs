@@ -36,7 +36,6 @@ pub(super) fn explore(
         progress.over_rc11();
     }
     let mut traces = HashSet::new();
-    let mut woken_traces = HashSet::new();
     let start = Instant::now();
     let mut report = Report {
         peeking: runner.peeking(),
@@ -112,14 +111,10 @@ pub(super) fn explore(
             break;
         }
         if count_traces && outcome.fault.is_none() && !outcome.redundant {
-            let trace = match &outcome.weak {
+            traces.insert(match &outcome.weak {
                 Some(weak) => fingerprinter.fingerprint(&outcome.events, weak),
                 None => trace::fingerprint(&outcome.events),
-            };
-            traces.insert(trace);
-            if outcome.woke_spinner {
-                woken_traces.insert(trace);
-            }
+            });
         }
         let next = explorer.advance(&outcome);
         if let Some(why) = explorer.unsupported() {
@@ -191,7 +186,6 @@ pub(super) fn explore(
     report.peak_events = explorer.peak_events();
     if count_traces {
         report.traces = Some(traces.len() as u64);
-        report.traces_with_woken_spins = woken_traces.len() as u64;
     }
     let test = crate::stderr::test_name(config.test.as_ref().map(|t| t.full_name()));
     // (A trial's hold for the model whatever follows it: the check for OS

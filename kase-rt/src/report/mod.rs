@@ -29,7 +29,6 @@ pub use schedule::{Schedule, ScheduleParseError};
 pub struct Report {
     pub(crate) executions: u64,
     pub(crate) traces: Option<u64>,
-    pub(crate) traces_with_woken_spins: u64,
     pub(crate) sleep_set_blocked: u64,
     pub(crate) complete: bool,
     pub(crate) stopped_by: Option<String>,
@@ -94,7 +93,6 @@ impl Report {
             failure: None,
             duration: Duration::ZERO,
             peak_events: None,
-            traces_with_woken_spins: 0,
             replayed: 0,
             warnings: Vec::new(),
             peeking: false,
@@ -205,17 +203,6 @@ impl Report {
     /// executions are the traces.
     pub fn traces(&self) -> Option<u64> {
         self.traces
-    }
-
-    /// Of [`traces`](Self::traces), those in which a spinning thread was
-    /// woken by the write it waited for and could run on. The bounded
-    /// reduction ends such executions at the wake (the equivalent one
-    /// without the spin's repeated iteration is explored), so it counts
-    /// none; the bounded oracle counts them. For kase's own differential
-    /// tests.
-    #[doc(hidden)]
-    pub fn traces_with_woken_spins(&self) -> u64 {
-        self.traces_with_woken_spins
     }
 
     /// Redundant executions: ones that added no new trace because the

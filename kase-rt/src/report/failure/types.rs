@@ -98,7 +98,7 @@ impl Failure {
     }
 
     /// Preemptions in the failing interleaving: switches away from a thread
-    /// that could have gone on and had not just yielded. `None` if they were not counted (for a
+    /// that could have gone on. `None` if they were not counted (for a
     /// nondeterminism failure, or when counting was not possible).
     pub fn preemptions(&self) -> Option<usize> {
         self.preempted.as_ref().map(Vec::len)
