@@ -1018,12 +1018,12 @@ impl Scheduler for BoundedDpor {
             self.read_from.resize(point.event + 1, 0);
         }
         // A read whose other ways the model asked not to explore gets no
-        // edge: the races it would hide are found only through them.
-        let explored = point.explore || point.options <= 1;
+        // edge: the races it would hide are found only through them. A
+        // store's placement (`usize::MAX`) reads nothing.
+        let edge = point.explore || point.options <= 1;
         self.read_from[point.event] = match point.sources[k] {
-            usize::MAX => 0,
-            _ if !explored => 0,
-            source => source,
+            source if edge && source != usize::MAX => source,
+            _ => 0,
         };
         Ok(k)
     }
