@@ -38,23 +38,27 @@ pub(super) fn nothing_visible(outcome: &Outcome) -> Option<String> {
 /// given a name); so while the first execution runs, the current thread
 /// bears a name no other thread has, and threads bearing it afterwards were
 /// started by the model. (Comparing task counts instead would blame the
-/// threads other tests start in parallel.) Elsewhere: nothing.
+/// threads other tests start in parallel.) Only the tasks that were not
+/// there before are read: `/proc` is slow, and a test process usually has
+/// three tasks or more that the model did not start. Elsewhere: nothing.
 pub(super) struct OsThreads(Option<Marked>);
 
-/// The current thread renamed to `marker`; its name was `original`.
+/// The current thread renamed to `marker`; its name was `original`, and
+/// `before` are the process's tasks (their ids, sorted) when it was marked.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 struct Marked {
     marker: String,
-    original: String,
+    original: Vec<u8>,
+    before: Vec<u32>,
 }
 
 impl OsThreads {
     /// Marks the current thread, if this is the first exploration of its
     /// test (`test`, else the OS thread's name, which libtest sets to the
-    /// test's) in this process. Marking and scanning `/proc` cost about
-    /// 50 µs, ten times what a small exploration costs to start, so a test
-    /// that explores many models (generated programs, parametrised cases)
-    /// pays for it once.
+    /// test's) in this process. Marking and scanning `/proc` take a dozen
+    /// system calls, more than a small exploration costs to start, so a
+    /// test that explores many models (generated programs, parametrised
+    /// cases) pays for them once.
     pub(super) fn first_of(test: Option<&str>) -> Self {
         static CHECKED: std::sync::Mutex<std::collections::BTreeSet<String>> =
             std::sync::Mutex::new(std::collections::BTreeSet::new());
@@ -96,18 +100,65 @@ impl Drop for OsThreads {
 #[cfg(target_os = "linux")]
 const OWN: &str = "/proc/thread-self/comm";
 
+/// At most this many bytes of a name: the kernel's `TASK_COMM_LEN` less
+/// its terminating NUL.
+#[cfg(target_os = "linux")]
+const COMM_LEN: usize = 15;
+
 #[cfg(target_os = "linux")]
 fn mark() -> Option<Marked> {
-    let original = std::fs::read_to_string(OWN)
-        .ok()?
-        .trim_end_matches('\n')
-        .to_owned();
-    let tid = std::fs::read_link("/proc/thread-self").ok()?;
-    let tid = tid.file_name()?.to_str()?;
-    // At most 15 bytes, unique in the process: the thread's id.
-    let marker: String = format!("kase~{tid}").chars().take(15).collect();
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    // Unique in the process, so no other thread bears it.
+    static MARKS: AtomicU64 = AtomicU64::new(0);
+    let original = own_name()?;
+    let before = tasks()?;
+    let marker = format!("kase~{}", MARKS.fetch_add(1, Relaxed));
     std::fs::write(OWN, &marker).ok()?;
-    Some(Marked { marker, original })
+    Some(Marked {
+        marker,
+        original,
+        before,
+    })
+}
+
+/// The current thread's name as the kernel has it. std gives a thread it
+/// names (libtest's test threads, `Builder::name`) that name, cut to
+/// `COMM_LEN` bytes, so `/proc` is read only for other threads, and for
+/// `main`, which bears the program's name instead.
+#[cfg(target_os = "linux")]
+fn own_name() -> Option<Vec<u8>> {
+    match std::thread::current().name() {
+        Some(name) if name != "main" => Some(name.as_bytes()[..name.len().min(COMM_LEN)].to_vec()),
+        _ => {
+            let mut name = comm(OWN)?;
+            if name.last() == Some(&b'\n') {
+                name.pop();
+            }
+            Some(name)
+        }
+    }
+}
+
+/// The bytes of a `comm` file (a name and a newline): one read, not the
+/// size query and two reads of `fs::read`.
+#[cfg(target_os = "linux")]
+fn comm(path: &str) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut buf = [0u8; COMM_LEN + 2];
+    let n = std::fs::File::open(path).ok()?.read(&mut buf).ok()?;
+    Some(buf[..n].to_vec())
+}
+
+/// The ids of the process's tasks, sorted.
+#[cfg(target_os = "linux")]
+fn tasks() -> Option<Vec<u32>> {
+    let mut ids: Vec<u32> = std::fs::read_dir("/proc/self/task")
+        .ok()?
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+        .collect();
+    ids.sort_unstable();
+    Some(ids)
 }
 
 #[cfg(target_os = "linux")]
@@ -115,21 +166,18 @@ fn unmark(marked: &Marked) {
     let _ = std::fs::write(OWN, &marked.original);
 }
 
-/// Other tasks bearing the marker.
+/// Tasks started since the marking that bear the marker.
 #[cfg(target_os = "linux")]
 fn started(marked: &Marked) -> Option<usize> {
-    let own = std::fs::read_link("/proc/thread-self").ok()?;
-    let own = own.file_name()?;
-    let mut n = 0;
-    for entry in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
-        if entry.file_name() == own {
-            continue;
-        }
-        let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
-        if comm.trim_end_matches('\n') == marked.marker {
-            n += 1;
-        }
-    }
+    let expected = format!("{}\n", marked.marker);
+    let n = tasks()?
+        .into_iter()
+        .filter(|id| marked.before.binary_search(id).is_err())
+        .filter(|id| {
+            comm(&format!("/proc/self/task/{id}/comm"))
+                .is_some_and(|name| name == expected.as_bytes())
+        })
+        .count();
     Some(n)
 }
 
@@ -144,4 +192,56 @@ fn unmark(_: &Marked) {}
 #[cfg(not(target_os = "linux"))]
 fn started(_: &Marked) -> Option<usize> {
     None
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// The name taken from std is the kernel's, for names the kernel cuts
+    /// (at a byte, inside a character too) and for names it keeps.
+    #[test]
+    fn a_named_threads_own_name_is_what_proc_says() {
+        for name in [
+            "short",
+            "a_much_longer_name_than_fifteen_bytes",
+            "nom_été_coupé_ici",
+        ] {
+            let (from_std, from_proc) = std::thread::Builder::new()
+                .name(name.into())
+                .spawn(|| {
+                    let mut proc = comm(OWN).expect("readable");
+                    assert_eq!(proc.pop(), Some(b'\n'));
+                    (own_name().expect("named"), proc)
+                })
+                .unwrap()
+                .join()
+                .unwrap();
+            assert_eq!(from_std, from_proc, "{name}");
+        }
+    }
+
+    /// A thread started while marked is counted; the marked thread gets
+    /// its name back.
+    #[test]
+    fn a_thread_started_while_marked_is_found() {
+        std::thread::Builder::new()
+            .name("marked_thread_test".into())
+            .spawn(|| {
+                let marked = mark().expect("linux");
+                let (stop, wait) = std::sync::mpsc::channel::<()>();
+                let started_thread = std::thread::spawn(move || wait.recv());
+                assert_eq!(started(&marked), Some(1));
+                unmark(&marked);
+                assert_eq!(own_name(), Some(b"marked_thread_t".to_vec()));
+                let mut proc = comm(OWN).unwrap();
+                proc.pop();
+                assert_eq!(proc, b"marked_thread_t");
+                drop(stop);
+                let _ = started_thread.join();
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
 }
