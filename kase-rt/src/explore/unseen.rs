@@ -38,18 +38,19 @@ pub(super) fn nothing_visible(outcome: &Outcome) -> Option<String> {
 /// given a name); so while the first execution runs, the current thread
 /// bears a name no other thread has, and threads bearing it afterwards were
 /// started by the model. (Comparing task counts instead would blame the
-/// threads other tests start in parallel.) Only the tasks that were not
-/// there before are read: `/proc` is slow, and a test process usually has
-/// three tasks or more that the model did not start. Elsewhere: nothing.
+/// threads other tests start in parallel.) Reading `/proc`'s task
+/// directory is the slow part, so it is skipped when no task at all was
+/// created in the meantime: the last process id handed out (`/proc/loadavg`)
+/// is then unchanged. Elsewhere: nothing.
 pub(super) struct OsThreads(Option<Marked>);
 
 /// The current thread renamed to `marker`; its name was `original`, and
-/// `before` are the process's tasks (their ids, sorted) when it was marked.
+/// `last_pid` is the last task id handed out when it was marked.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 struct Marked {
     marker: String,
     original: Vec<u8>,
-    before: Vec<u32>,
+    last_pid: Option<u32>,
 }
 
 impl OsThreads {
@@ -111,13 +112,12 @@ fn mark() -> Option<Marked> {
     // Unique in the process, so no other thread bears it.
     static MARKS: AtomicU64 = AtomicU64::new(0);
     let original = own_name()?;
-    let before = tasks()?;
     let marker = format!("kase~{}", MARKS.fetch_add(1, Relaxed));
     std::fs::write(OWN, &marker).ok()?;
     Some(Marked {
         marker,
         original,
-        before,
+        last_pid: last_pid(),
     })
 }
 
@@ -149,16 +149,16 @@ fn comm(path: &str) -> Option<Vec<u8>> {
     Some(buf[..n].to_vec())
 }
 
-/// The ids of the process's tasks, sorted.
+/// The last task id the kernel handed out in this PID namespace (the last
+/// field of `/proc/loadavg`): every new process or thread moves it on.
 #[cfg(target_os = "linux")]
-fn tasks() -> Option<Vec<u32>> {
-    let mut ids: Vec<u32> = std::fs::read_dir("/proc/self/task")
+fn last_pid() -> Option<u32> {
+    std::fs::read_to_string("/proc/loadavg")
         .ok()?
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
-        .collect();
-    ids.sort_unstable();
-    Some(ids)
+        .split_whitespace()
+        .last()?
+        .parse()
+        .ok()
 }
 
 #[cfg(target_os = "linux")]
@@ -166,18 +166,27 @@ fn unmark(marked: &Marked) {
     let _ = std::fs::write(OWN, &marked.original);
 }
 
-/// Tasks started since the marking that bear the marker.
+/// Other tasks bearing the marker: none if no task was created since the
+/// marking (one read of `/proc/loadavg` instead of the task directory and
+/// a file per task).
 #[cfg(target_os = "linux")]
 fn started(marked: &Marked) -> Option<usize> {
+    if marked.last_pid.is_some() && last_pid() == marked.last_pid {
+        return Some(0);
+    }
+    let own = std::fs::read_link("/proc/thread-self").ok()?;
+    let own = own.file_name()?;
     let expected = format!("{}\n", marked.marker);
-    let n = tasks()?
-        .into_iter()
-        .filter(|id| marked.before.binary_search(id).is_err())
-        .filter(|id| {
-            comm(&format!("/proc/self/task/{id}/comm"))
-                .is_some_and(|name| name == expected.as_bytes())
-        })
-        .count();
+    let mut n = 0;
+    for entry in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        if entry.file_name() == own {
+            continue;
+        }
+        let path = entry.path().join("comm");
+        if comm(path.to_str()?).is_some_and(|name| name == expected.as_bytes()) {
+            n += 1;
+        }
+    }
     Some(n)
 }
 
@@ -221,6 +230,14 @@ mod tests {
         }
     }
 
+    /// Starting a thread moves the last task id on.
+    #[test]
+    fn starting_a_thread_moves_the_last_pid() {
+        let before = last_pid().expect("/proc/loadavg");
+        std::thread::spawn(|| ()).join().unwrap();
+        assert_ne!(last_pid(), Some(before));
+    }
+
     /// A thread started while marked is counted; the marked thread gets
     /// its name back.
     #[test]
@@ -229,6 +246,7 @@ mod tests {
             .name("marked_thread_test".into())
             .spawn(|| {
                 let marked = mark().expect("linux");
+                assert_eq!(started(&marked), Some(0));
                 let (stop, wait) = std::sync::mpsc::channel::<()>();
                 let started_thread = std::thread::spawn(move || wait.recv());
                 assert_eq!(started(&marked), Some(1));
