@@ -129,24 +129,18 @@ fn mark() -> Option<Marked> {
 fn own_name() -> Option<Vec<u8>> {
     match std::thread::current().name() {
         Some(name) if name != "main" => Some(name.as_bytes()[..name.len().min(COMM_LEN)].to_vec()),
-        _ => {
-            let mut name = comm(OWN)?;
-            if name.last() == Some(&b'\n') {
-                name.pop();
-            }
-            Some(name)
-        }
+        _ => comm(OWN),
     }
 }
 
-/// The bytes of a `comm` file (a name and a newline): one read, not the
-/// size query and two reads of `fs::read`.
+/// The name in a `comm` file, without its newline: one read, not the size
+/// query and two reads of `fs::read`.
 #[cfg(target_os = "linux")]
-fn comm(path: &str) -> Option<Vec<u8>> {
+fn comm(path: impl AsRef<std::path::Path>) -> Option<Vec<u8>> {
     use std::io::Read;
     let mut buf = [0u8; COMM_LEN + 2];
     let n = std::fs::File::open(path).ok()?.read(&mut buf).ok()?;
-    Some(buf[..n].to_vec())
+    Some(buf[..n].strip_suffix(b"\n").unwrap_or(&buf[..n]).to_vec())
 }
 
 /// The last task id the kernel handed out in this PID namespace (the last
@@ -176,14 +170,12 @@ fn started(marked: &Marked) -> Option<usize> {
     }
     let own = std::fs::read_link("/proc/thread-self").ok()?;
     let own = own.file_name()?;
-    let expected = format!("{}\n", marked.marker);
     let mut n = 0;
     for entry in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
         if entry.file_name() == own {
             continue;
         }
-        let path = entry.path().join("comm");
-        if comm(path.to_str()?).is_some_and(|name| name == expected.as_bytes()) {
+        if comm(entry.path().join("comm")).is_some_and(|name| name == marked.marker.as_bytes()) {
             n += 1;
         }
     }
@@ -218,11 +210,7 @@ mod tests {
         ] {
             let (from_std, from_proc) = std::thread::Builder::new()
                 .name(name.into())
-                .spawn(|| {
-                    let mut proc = comm(OWN).expect("readable");
-                    assert_eq!(proc.pop(), Some(b'\n'));
-                    (own_name().expect("named"), proc)
-                })
+                .spawn(|| (own_name().expect("named"), comm(OWN).expect("readable")))
                 .unwrap()
                 .join()
                 .unwrap();
@@ -252,9 +240,7 @@ mod tests {
                 assert_eq!(started(&marked), Some(1));
                 unmark(&marked);
                 assert_eq!(own_name(), Some(b"marked_thread_t".to_vec()));
-                let mut proc = comm(OWN).unwrap();
-                proc.pop();
-                assert_eq!(proc, b"marked_thread_t");
+                assert_eq!(comm(OWN).unwrap(), b"marked_thread_t");
                 drop(stop);
                 let _ = started_thread.join();
             })
