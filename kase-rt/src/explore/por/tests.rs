@@ -236,6 +236,42 @@ fn cexp_adds_the_other_order_of_two_writers() {
     assert!(u.get(before).obj_preds().is_empty());
 }
 
+/// A model that never starts a thread has one execution, which the
+/// explorer takes without building `U`: the same verdict and the same
+/// peak of events as with the unfolding built (`Por::solo`), and with it
+/// the first spawn brings the held-back events in (the rest of this file's
+/// models, and every differential test, spawn after main's own events).
+#[test]
+fn a_model_on_one_thread_is_one_execution_without_an_unfolding() {
+    let settings = Builder::new().settings;
+    let model = || {
+        let x = Arc::new(AtomicUsize::new(0));
+        let m = Mutex::new(0);
+        for i in 0..3 {
+            x.fetch_add(i, SeqCst);
+            *m.lock().unwrap() += x.load(SeqCst);
+        }
+        thread::yield_now();
+        assert_eq!(*m.lock().unwrap(), 4);
+    };
+    let trail = Trail::default();
+    let mut runner = Runner::new(&settings, &model, &trail);
+    let mut solo = Por::new(Alternatives::Optimal);
+    let outcome = runner.execute(&mut solo);
+    assert!(outcome.fault.is_none());
+    assert_eq!(solo.advance(&outcome), Ok(false));
+    assert_eq!(solo.u.len(), 0, "no event was interned");
+    runner.reclaim(outcome);
+
+    let mut built = Por::new(Alternatives::Optimal);
+    built.solo = None;
+    let outcome = runner.execute(&mut built);
+    assert_eq!(built.advance(&outcome), Ok(false));
+    assert!(built.u.len() > 10, "{} events", built.u.len());
+    assert_eq!(solo.peak_events(), built.peak_events());
+    assert_eq!(solo.run.chosen, built.run.chosen);
+}
+
 /// A deadline that passes while the explorer computes the next alternative
 /// stops it there: `advance` says "no more" and `interrupted` says why (the
 /// exploration is then reported incomplete, `explore/search.rs`).
