@@ -428,7 +428,9 @@ impl Builder {
     /// How long an exploration may go without any visible operation before
     /// the watchdog reports a model thread blocked outside kase's control
     /// and ends the process (default 10 s; `None` turns it off;
-    /// `KASE_WATCHDOG=<seconds>`, 0 for off).
+    /// `KASE_WATCHDOG=<seconds>`, 0 for off). It watches from the model's
+    /// first spawn on: before a second thread exists, a block outside kase
+    /// would hang the same code without kase too, and is left to it.
     pub fn watchdog(mut self, limit: Option<Duration>) -> Self {
         self.settings.watchdog = limit;
         self

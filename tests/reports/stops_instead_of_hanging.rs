@@ -145,6 +145,28 @@ fn the_watchdog_watches_an_exploration_after_a_finished_one() {
     watchdog_fires_in_child("the_watchdog_watches_an_exploration_after_a_finished_one");
 }
 
+/// Until a model spawns, nothing can hold a std resource across a switch:
+/// a block outside kase is the model's own (it would hang without kase
+/// too), and the watchdog starts only at the first spawn. A one-thread
+/// model that waits past the limit is not ended.
+#[test]
+fn the_watchdog_starts_at_the_first_spawn() {
+    if in_child() {
+        let report = Builder::new()
+            .watchdog(Some(std::time::Duration::from_millis(50)))
+            .explore(|| {
+                let flag = AtomicBool::new(false);
+                std::thread::sleep(std::time::Duration::from_millis(400));
+                flag.store(true, SeqCst);
+            });
+        assert!(report.failure().is_none(), "{report}");
+        return;
+    }
+    let (status, stderr) = run_child("the_watchdog_starts_at_the_first_spawn");
+    assert!(status.success(), "{stderr}");
+    assert!(!stderr.contains("watchdog"), "{stderr}");
+}
+
 /// Runs test `name` as a child that blocks a model thread outside kase,
 /// and checks that the watchdog ends it with its message.
 fn watchdog_fires_in_child(name: &str) {

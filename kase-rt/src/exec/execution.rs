@@ -1074,6 +1074,10 @@ impl Execution {
         state.scoped = scoped;
         self.add_thread(state);
         self.unstarted.push_back((child, body));
+        if let Some(watch) = &self.watch {
+            // Two model threads: one may now block on what the other holds.
+            watch.arm();
+        }
         child
     }
 

@@ -65,11 +65,10 @@ impl Executor {
             !super::in_model(),
             "kase: a model cannot be explored from inside another model (nested `explore`/`check`/`model`)"
         );
-        let watch = settings.watchdog.map(|_| Arc::new(Watch::default()));
-        let watchdog = settings
+        let watch = settings
             .watchdog
-            .zip(watch.clone())
-            .map(|(limit, watch)| Watchdog::start(watch, limit, settings.test.clone()));
+            .map(|limit| Arc::new(Watch::new(limit, settings.test.clone())));
+        let watchdog = watch.clone().map(Watchdog::new);
         Executor {
             exploration: Exploration(LiveStamps::open_exploration()),
             pool: StackPool::new(settings.stack_size),

@@ -6,6 +6,13 @@
 //! progress it says which model thread ran last, where, and why this
 //! happens — then ends the process, because a coroutine stuck on a blocked
 //! OS thread cannot be resumed or unwound.
+//!
+//! The watching starts at the exploration's first spawn. Until a second
+//! model thread exists nothing can hold a std resource across a switch:
+//! a model on one thread that blocks outside kase would hang just the same
+//! without kase, and starting an OS thread was a third of a millisecond,
+//! most of what a one-thread test (event-listener's loom suite) cost
+//! beyond loom.
 
 use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -18,7 +25,7 @@ use parking_lot::Mutex;
 use super::action::ThreadIdx;
 
 /// What the watchdog watches; bumped by the execution.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Watch {
     progress: AtomicU64,
     thread: AtomicU32,
@@ -28,6 +35,12 @@ pub(crate) struct Watch {
     /// Model code is running (not the explorer between steps).
     in_model: AtomicBool,
     stop: AtomicBool,
+    /// The watching started ([`arm`](Watch::arm)).
+    armed: AtomicBool,
+    /// How long without progress is too long.
+    limit: Duration,
+    /// The test being explored, named in the message.
+    test: Option<String>,
 }
 
 /// Marks model code as running while it lives.
@@ -41,6 +54,29 @@ impl Drop for Running<'_> {
 }
 
 impl Watch {
+    /// What an exploration of `test` reports after `limit` without
+    /// progress, once armed.
+    pub(crate) fn new(limit: Duration, test: Option<String>) -> Self {
+        Watch {
+            progress: AtomicU64::new(0),
+            thread: AtomicU32::new(0),
+            location: AtomicPtr::new(std::ptr::null_mut()),
+            running: AtomicU32::new(0),
+            in_model: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            armed: AtomicBool::new(false),
+            limit,
+            test,
+        }
+    }
+
+    /// A model thread was spawned: the watching starts, if it has not.
+    pub(crate) fn arm(self: &Arc<Self>) {
+        if !self.armed.load(Relaxed) && !self.armed.swap(true, Relaxed) {
+            watch(self.clone());
+        }
+    }
+
     /// A visible operation of `thread` at `location` happened.
     pub(crate) fn tick(&self, thread: ThreadIdx, location: &'static Location<'static>) {
         self.advance();
@@ -72,7 +108,8 @@ impl Watch {
             .store(self.progress.load(Relaxed).wrapping_add(1), Relaxed);
     }
 
-    fn describe(&self, limit: Duration) -> String {
+    fn describe(&self) -> String {
+        let limit = self.limit;
         let running = ThreadIdx(self.running.load(Relaxed));
         let location = self.location.load(Relaxed);
         let last = if location.is_null() {
@@ -101,10 +138,11 @@ impl Watch {
     }
 }
 
-/// Watches one exploration; stops when dropped.
+/// Ends the watching of one exploration when dropped.
 ///
 /// One OS thread at a time does the watching. The first exploration of a
-/// process starts it, and it ends as soon as that exploration does: a test
+/// process to spawn a model thread starts it ([`Watch::arm`]), and it ends
+/// as soon as that exploration does: a test
 /// process that explores one model then exits without a third thread to
 /// tear down (about 1 ms per process on a loaded two-core machine, most of
 /// a small model's test). From the second exploration on, the thread stays,
@@ -118,9 +156,6 @@ pub(crate) struct Watchdog {
 /// An exploration being watched.
 struct Entry {
     watch: Arc<Watch>,
-    limit: Duration,
-    /// The test being explored, named in the message.
-    test: Option<String>,
     /// The progress counter when last looked at, and since when it has not
     /// moved while model code ran.
     last: u64,
@@ -146,33 +181,34 @@ static WATCHED: Mutex<Watched> = Mutex::new(Watched {
 });
 
 impl Watchdog {
-    /// Starts watching `watch` (the exploration of `test`), giving up after
-    /// `limit` without progress.
-    pub(crate) fn start(watch: Arc<Watch>, limit: Duration, test: Option<String>) -> Watchdog {
-        let entry = Entry {
-            watch: watch.clone(),
-            limit,
-            test,
-            last: watch.progress.load(Relaxed),
-            since: Instant::now(),
-        };
-        let mut watched = WATCHED.lock();
-        watched.entries.push(entry);
-        watched.started += 1;
-        match &watched.watcher {
-            // Parked with nothing to watch, or for a longer tick than this
-            // entry's: it looks again.
-            Some(thread) => thread.unpark(),
-            None => {
-                // The new thread waits for the lock until this returns.
-                watched.watcher = std::thread::Builder::new()
-                    .name("kase-watchdog".into())
-                    .spawn(watch_all)
-                    .ok()
-                    .map(|handle| handle.thread().clone());
-            }
-        }
+    /// The guard of `watch`, which starts being watched when armed.
+    pub(crate) fn new(watch: Arc<Watch>) -> Watchdog {
         Watchdog { watch }
+    }
+}
+
+/// Starts watching `watch`.
+fn watch(watch: Arc<Watch>) {
+    let entry = Entry {
+        last: watch.progress.load(Relaxed),
+        since: Instant::now(),
+        watch,
+    };
+    let mut watched = WATCHED.lock();
+    watched.entries.push(entry);
+    watched.started += 1;
+    match &watched.watcher {
+        // Parked with nothing to watch, or for a longer tick than this
+        // entry's: it looks again.
+        Some(thread) => thread.unpark(),
+        None => {
+            // The new thread waits for the lock until this returns.
+            watched.watcher = std::thread::Builder::new()
+                .name("kase-watchdog".into())
+                .spawn(watch_all)
+                .ok()
+                .map(|handle| handle.thread().clone());
+        }
     }
 }
 
@@ -192,18 +228,20 @@ fn watch_all() {
                 let progress = entry.watch.progress.load(Relaxed);
                 if progress != entry.last || !entry.watch.in_model.load(Relaxed) {
                     (entry.last, entry.since) = (progress, now);
-                } else if now.duration_since(entry.since) >= entry.limit {
+                } else if now.duration_since(entry.since) >= entry.watch.limit {
                     // Past the harness's capture: the process ends here,
                     // so captured output would never be shown.
-                    let text = entry.watch.describe(entry.limit);
-                    crate::stderr::warn(entry.test.as_deref(), &text);
+                    let text = entry.watch.describe();
+                    crate::stderr::warn(entry.watch.test.as_deref(), &text);
                     std::process::exit(101);
                 }
             }
             watched
                 .entries
                 .iter()
-                .map(|e| (e.limit / 4).clamp(Duration::from_millis(1), Duration::from_millis(250)))
+                .map(|e| {
+                    (e.watch.limit / 4).clamp(Duration::from_millis(1), Duration::from_millis(250))
+                })
                 .min()
         };
         match tick {
@@ -219,6 +257,9 @@ impl Drop for Watchdog {
         // it does now: it may be the last one, and the thread then ends
         // before the process does.
         self.watch.stop.store(true, Relaxed);
+        if !self.watch.armed.load(Relaxed) {
+            return;
+        }
         if let Some(thread) = &WATCHED.lock().watcher {
             thread.unpark();
         }
