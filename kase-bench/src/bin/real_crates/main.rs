@@ -605,6 +605,12 @@ fn run_binary(
         .env("KASE_PROGRESS", "1")
         .env("LOOM_LOG", "loom::model=info")
         .env_remove("RUST_LOG")
+        // Only a panic reads them, and printing its backtrace (about 0.1 s,
+        // most of it inflating std's compressed debug information) would
+        // be timed as the tool's: oneshot's CI, whose test fails under
+        // kase, sets neither.
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
         .stdin(Stdio::null())
         .stdout(log.try_clone().expect("clone the file"))
         .stderr(log);
@@ -846,7 +852,8 @@ fn section(command: &str, md: &str, suites: &[&Suite]) -> String {
          \"Limits\", has the counts with both emulated, and \
          `kase-bench/tests/yield_heuristic.rs` a bug the first hides). A failing test's time \
          includes kase's report (the search for a simpler counterexample, saving the \
-         schedule): about 0.1 s of oneshot's. oneshot's `send_recv_different_threads` computes a \
+         schedule); `RUST_BACKTRACE` is unset for both tools (oneshot's CI does not set it, \
+         and a panic's backtrace took about 0.1 s to print). oneshot's `send_recv_different_threads` computes a \
          1 ms `recv_timeout` deadline from wall-clock time, so on a loaded machine its path \
          can change between re-runs of one schedule and kase then reports a nondeterminism \
          (loom does not check).\n\nSettings from:\n\n\
