@@ -15,7 +15,10 @@
 //! beyond loom.
 
 use std::panic::Location;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU32, AtomicU64,
+    Ordering::{Acquire, Relaxed, Release},
+};
 use std::sync::Arc;
 use std::thread::Thread;
 use std::time::{Duration, Instant};
@@ -202,13 +205,52 @@ fn watch(watch: Arc<Watch>) {
         // entry's: it looks again.
         Some(thread) => thread.unpark(),
         None => {
+            let named = Arc::new(AtomicBool::new(false));
+            let named_there = named.clone();
             // The new thread waits for the lock until this returns.
             watched.watcher = std::thread::Builder::new()
                 .name("kase-watchdog".into())
-                .spawn(watch_all)
+                .spawn(move || {
+                    // std names a thread before it runs its closure.
+                    named_there.store(true, Release);
+                    watch_all();
+                })
                 .ok()
-                .map(|handle| handle.thread().clone());
+                .map(|handle| {
+                    STARTED_HERE.with(|here| {
+                        let mut here = here.borrow_mut();
+                        here.0 += 1;
+                        here.1 = Some(named);
+                    });
+                    handle.thread().clone()
+                });
         }
+    }
+}
+
+thread_local! {
+    /// Watching threads this thread started, and whether the last one
+    /// bears its own name yet: until std names it, it bears its creator's
+    /// (which `explore/unseen.rs` looks for in threads a model started).
+    static STARTED_HERE: std::cell::RefCell<(u64, Option<Arc<AtomicBool>>)> =
+        const { std::cell::RefCell::new((0, None)) };
+}
+
+/// How many watching threads the current thread has started.
+pub(crate) fn started_here() -> u64 {
+    STARTED_HERE.with(|here| here.borrow().0)
+}
+
+/// Waits until the watching thread the current thread started last bears
+/// its own name (a new thread needs only to be scheduled; at most a
+/// second).
+pub(crate) fn await_named() {
+    let Some(named) = STARTED_HERE.with(|here| here.borrow().1.clone()) else {
+        return;
+    };
+    let start = Instant::now();
+    while !named.load(Acquire) && start.elapsed() < Duration::from_secs(1) {
+        std::thread::yield_now();
     }
 }
 

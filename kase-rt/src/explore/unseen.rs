@@ -51,6 +51,10 @@ struct Marked {
     marker: String,
     original: Vec<u8>,
     last_pid: Option<u32>,
+    /// Watchdog threads the current thread had started when it was marked
+    /// (the watchdog starts at the model's first spawn, so often while the
+    /// mark is on).
+    watchers: u64,
 }
 
 impl OsThreads {
@@ -118,6 +122,7 @@ fn mark() -> Option<Marked> {
         marker,
         original,
         last_pid: last_pid(),
+        watchers: crate::exec::watchdog::started_here(),
     })
 }
 
@@ -160,13 +165,22 @@ fn unmark(marked: &Marked) {
     let _ = std::fs::write(OWN, &marked.original);
 }
 
-/// Other tasks bearing the marker: none if no task was created since the
-/// marking (one read of `/proc/loadavg` instead of the task directory and
-/// a file per task).
+/// Other tasks bearing the marker: none if no task but the watchdog's was
+/// created since the marking (one read of `/proc/loadavg` instead of the
+/// task directory and a file per task).
 #[cfg(target_os = "linux")]
 fn started(marked: &Marked) -> Option<usize> {
-    if marked.last_pid.is_some() && last_pid() == marked.last_pid {
-        return Some(0);
+    // Task ids are handed out in turn: if the last one moved on by exactly
+    // the watchdog threads started here, no other task was created.
+    let watchers = crate::exec::watchdog::started_here() - marked.watchers;
+    if let (Some(before), Some(after)) = (marked.last_pid, last_pid()) {
+        if u64::from(after.wrapping_sub(before)) == watchers {
+            return Some(0);
+        }
+    }
+    if watchers > 0 {
+        // It bears the marker until std names it.
+        crate::exec::watchdog::await_named();
     }
     let own = std::fs::read_link("/proc/thread-self").ok()?;
     let own = own.file_name()?;
@@ -224,6 +238,39 @@ mod tests {
         let before = last_pid().expect("/proc/loadavg");
         std::thread::spawn(|| ()).join().unwrap();
         assert_ne!(last_pid(), Some(before));
+    }
+
+    /// The watchdog's thread, started while marked (it starts at a model's
+    /// first spawn), bears the marker until std names it: it is not
+    /// counted, whether no other task was created meanwhile (the last task
+    /// id tells) or some were (the task directory is read).
+    #[test]
+    fn the_watchdogs_own_thread_is_not_counted() {
+        use crate::exec::watchdog::{Watch, Watchdog};
+        std::thread::Builder::new()
+            .name("watchdog_mark_test".into())
+            .spawn(|| {
+                // Started before the mark: it creates a task elsewhere.
+                let (go, wait) = std::sync::mpsc::channel::<()>();
+                let elsewhere = std::thread::spawn(move || {
+                    wait.recv().unwrap();
+                    std::thread::spawn(|| ()).join().unwrap();
+                });
+                let marked = mark().expect("linux");
+                let watch =
+                    std::sync::Arc::new(Watch::new(std::time::Duration::from_secs(600), None));
+                let watching = Watchdog::new(watch.clone());
+                watch.arm();
+                assert_eq!(started(&marked), Some(0));
+                go.send(()).unwrap();
+                elsewhere.join().unwrap();
+                assert_eq!(started(&marked), Some(0));
+                unmark(&marked);
+                drop(watching);
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     /// A thread started while marked is counted; the marked thread gets
