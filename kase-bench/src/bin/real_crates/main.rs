@@ -162,6 +162,38 @@ const SUITES: &[Suite] = &[
         dependency_only: true,
         source: "a dependency of crossbeam-epoch's copies only",
     },
+    Suite {
+        name: "diatomic-waker",
+        version: "0.2.3",
+        args: &["--lib", "--all-features"],
+        rustflags: "--cfg diatomic_waker_loom",
+        env: &[("LOOM_MAX_PREEMPTIONS", "2")],
+        patches: &[],
+        dependency_only: false,
+        source: "asynchronics/diatomic-waker ci.yml (shipped in the crate), job loom-light (its \
+                 `-Dwarnings` left out; its manual loom.yml runs the same without a preemption \
+                 bound)",
+    },
+    Suite {
+        name: "tachyonix",
+        version: "0.3.1",
+        args: &["--lib"],
+        rustflags: "--cfg tachyonix_loom",
+        env: &[],
+        patches: &[],
+        dependency_only: false,
+        source: "asynchronics/tachyonix ci.yml (shipped in the crate), job loom",
+    },
+    Suite {
+        name: "st3",
+        version: "0.4.1",
+        args: &["--tests"],
+        rustflags: "--cfg st3_loom",
+        env: &[("LOOM_MAX_PREEMPTIONS", "3")],
+        patches: &[],
+        dependency_only: false,
+        source: "asynchronics/st3 ci.yml (shipped in the crate), job loom (loom 0.5 under loom)",
+    },
 ];
 
 /// The two variants of every crate.
