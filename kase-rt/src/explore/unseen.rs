@@ -152,7 +152,15 @@ fn comm(path: impl AsRef<std::path::Path>) -> Option<Vec<u8>> {
 /// field of `/proc/loadavg`): every new process or thread moves it on.
 #[cfg(target_os = "linux")]
 fn last_pid() -> Option<u32> {
-    std::fs::read_to_string("/proc/loadavg")
+    use std::io::Read;
+    // One read (the file is a line of under 64 bytes), not the size query
+    // and two reads of `fs::read_to_string`.
+    let mut buf = [0u8; 128];
+    let n = std::fs::File::open("/proc/loadavg")
+        .ok()?
+        .read(&mut buf)
+        .ok()?;
+    std::str::from_utf8(&buf[..n])
         .ok()?
         .split_whitespace()
         .last()?
