@@ -28,7 +28,7 @@ use parking_lot::Mutex;
 use super::action::ThreadIdx;
 
 /// What the watchdog watches; bumped by the execution.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Watch {
     progress: AtomicU64,
     thread: AtomicU32,
@@ -61,15 +61,9 @@ impl Watch {
     /// progress, once armed.
     pub(crate) fn new(limit: Duration, test: Option<String>) -> Self {
         Watch {
-            progress: AtomicU64::new(0),
-            thread: AtomicU32::new(0),
-            location: AtomicPtr::new(std::ptr::null_mut()),
-            running: AtomicU32::new(0),
-            in_model: AtomicBool::new(false),
-            stop: AtomicBool::new(false),
-            armed: AtomicBool::new(false),
             limit,
             test,
+            ..Watch::default()
         }
     }
 

@@ -138,29 +138,30 @@ fn own_name() -> Option<Vec<u8>> {
     }
 }
 
-/// The name in a `comm` file, without its newline: one read, not the size
-/// query and two reads of `fs::read`.
+/// The start of a small `/proc` file, in one read (not the size query and
+/// two reads of `fs::read`): all of it when it fits in `buf`.
+#[cfg(target_os = "linux")]
+fn read_once(path: impl AsRef<std::path::Path>, buf: &mut [u8]) -> Option<&[u8]> {
+    use std::io::Read;
+    let n = std::fs::File::open(path).ok()?.read(buf).ok()?;
+    Some(&buf[..n])
+}
+
+/// The name in a `comm` file, without its newline.
 #[cfg(target_os = "linux")]
 fn comm(path: impl AsRef<std::path::Path>) -> Option<Vec<u8>> {
-    use std::io::Read;
     let mut buf = [0u8; COMM_LEN + 2];
-    let n = std::fs::File::open(path).ok()?.read(&mut buf).ok()?;
-    Some(buf[..n].strip_suffix(b"\n").unwrap_or(&buf[..n]).to_vec())
+    let name = read_once(path, &mut buf)?;
+    Some(name.strip_suffix(b"\n").unwrap_or(name).to_vec())
 }
 
 /// The last task id the kernel handed out in this PID namespace (the last
-/// field of `/proc/loadavg`): every new process or thread moves it on.
+/// field of `/proc/loadavg`, a line of under 64 bytes): every new process
+/// or thread moves it on.
 #[cfg(target_os = "linux")]
 fn last_pid() -> Option<u32> {
-    use std::io::Read;
-    // One read (the file is a line of under 64 bytes), not the size query
-    // and two reads of `fs::read_to_string`.
     let mut buf = [0u8; 128];
-    let n = std::fs::File::open("/proc/loadavg")
-        .ok()?
-        .read(&mut buf)
-        .ok()?;
-    std::str::from_utf8(&buf[..n])
+    std::str::from_utf8(read_once("/proc/loadavg", &mut buf)?)
         .ok()?
         .split_whitespace()
         .last()?
