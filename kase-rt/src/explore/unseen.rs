@@ -60,8 +60,8 @@ struct Marked {
 impl OsThreads {
     /// Marks the current thread, if this is the first exploration of its
     /// test (`test`, else the OS thread's name, which libtest sets to the
-    /// test's) in this process. Marking and scanning `/proc` take a dozen
-    /// system calls, more than a small exploration costs to start, so a
+    /// test's) in this process. Marking and reading `/proc` take about
+    /// 30 µs, more than a small exploration costs to start, so a
     /// test that explores many models (generated programs, parametrised
     /// cases) pays for them once.
     pub(super) fn first_of(test: Option<&str>) -> Self {
@@ -102,9 +102,6 @@ impl Drop for OsThreads {
     }
 }
 
-#[cfg(target_os = "linux")]
-const OWN: &str = "/proc/thread-self/comm";
-
 /// At most this many bytes of a name: the kernel's `TASK_COMM_LEN` less
 /// its terminating NUL.
 #[cfg(target_os = "linux")]
@@ -117,7 +114,7 @@ fn mark() -> Option<Marked> {
     static MARKS: AtomicU64 = AtomicU64::new(0);
     let original = own_name()?;
     let marker = format!("kase~{}", MARKS.fetch_add(1, Relaxed));
-    std::fs::write(OWN, &marker).ok()?;
+    set_own_name(marker.as_bytes()).then_some(())?;
     Some(Marked {
         marker,
         original,
@@ -128,14 +125,38 @@ fn mark() -> Option<Marked> {
 
 /// The current thread's name as the kernel has it. std gives a thread it
 /// names (libtest's test threads, `Builder::name`) that name, cut to
-/// `COMM_LEN` bytes, so `/proc` is read only for other threads, and for
+/// `COMM_LEN` bytes, so the kernel is asked only for other threads, and for
 /// `main`, which bears the program's name instead.
 #[cfg(target_os = "linux")]
 fn own_name() -> Option<Vec<u8>> {
     match std::thread::current().name() {
         Some(name) if name != "main" => Some(name.as_bytes()[..name.len().min(COMM_LEN)].to_vec()),
-        _ => comm(OWN),
+        _ => {
+            let mut buf = [0u8; COMM_LEN + 1];
+            // SAFETY: `PR_GET_NAME` writes the name and its NUL, at most
+            // `TASK_COMM_LEN` (16) bytes, to the address given: `buf` is
+            // 16 bytes and lives for the call.
+            let done = unsafe { libc::prctl(libc::PR_GET_NAME, buf.as_mut_ptr()) } == 0;
+            let len = buf.iter().position(|&b| b == 0).unwrap_or(COMM_LEN);
+            done.then(|| buf[..len].to_vec())
+        }
     }
+}
+
+/// Renames the current thread, as the kernel knows it (what the threads it
+/// starts inherit), to `name` cut to `COMM_LEN` bytes. One system call:
+/// writing `/proc/thread-self/comm` instead (an open, a write and a close)
+/// made the check most of what a one-execution test process cost beyond
+/// loom's (about 30 µs a rename, cold).
+#[cfg(target_os = "linux")]
+fn set_own_name(name: &[u8]) -> bool {
+    let mut buf = [0u8; COMM_LEN + 1];
+    let len = name.len().min(COMM_LEN);
+    buf[..len].copy_from_slice(&name[..len]);
+    // SAFETY: `PR_SET_NAME` reads a NUL-terminated string of at most 16
+    // bytes from the address given: `buf` is 16 bytes, ends in a NUL
+    // (`len` ≤ 15) and lives for the call.
+    unsafe { libc::prctl(libc::PR_SET_NAME, buf.as_ptr()) == 0 }
 }
 
 /// The start of a small `/proc` file, in one read (not the size query and
@@ -171,7 +192,7 @@ fn last_pid() -> Option<u32> {
 
 #[cfg(target_os = "linux")]
 fn unmark(marked: &Marked) {
-    let _ = std::fs::write(OWN, &marked.original);
+    set_own_name(&marked.original);
 }
 
 /// Other tasks bearing the marker: none if no task but the watchdog's was
@@ -221,6 +242,24 @@ fn started(_: &Marked) -> Option<usize> {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+
+    const OWN: &str = "/proc/thread-self/comm";
+
+    /// A thread std did not name (as `main`) is asked the kernel for its
+    /// name, and a rename is what `/proc` then says, cut as the kernel
+    /// cuts names.
+    #[test]
+    fn the_kernel_is_asked_for_an_unnamed_threads_name_and_renames_it() {
+        std::thread::spawn(|| {
+            assert_eq!(std::thread::current().name(), None);
+            assert_eq!(own_name(), comm(OWN));
+            assert!(set_own_name(b"a_name_longer_than_the_kernel_keeps"));
+            assert_eq!(comm(OWN).unwrap(), b"a_name_longer_t");
+            assert_eq!(own_name().unwrap(), b"a_name_longer_t");
+        })
+        .join()
+        .unwrap();
+    }
 
     /// The name taken from std is the kernel's, for names the kernel cuts
     /// (at a byte, inside a character too) and for names it keeps.
