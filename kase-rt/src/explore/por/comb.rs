@@ -240,86 +240,80 @@ impl Por {
         let nodes = &self.tree.nodes;
         let unit = self.unit_chain(rep);
         // A list refreshed while the unit's neighbour lists were as long as
-        // now holds every candidate there is: the nodes from `n` up to the
-        // nearest such list (or the top source), refreshed top first.
-        let stamp = self.neighbour_stamp(&unit);
+        // now holds every candidate there is. The chain of sources is
+        // listed from the node structs alone; the lists are then looked at
+        // top first, so that an empty one ends the walk before the tables
+        // of deeper nodes (mostly without a list for the unit) are touched.
+        let stamp = Some(self.neighbour_stamp(&unit));
         let mut chain = self.chain_buf.borrow_mut();
         chain.clear();
-        let mut base: Option<usize> = None;
         let mut at = Some(n);
         while let Some(k) = at {
-            let mut cache = nodes[k].spikes.borrow_mut();
-            self.validate_spikes(k, &mut cache);
-            if let Some(entry) = cache.entries.get(&rep).filter(|e| e.stamp == stamp) {
-                if entry.candidates.is_empty() && k != n {
-                    return false;
-                }
-                base = Some(k);
-                break;
-            }
             chain.push(k);
             at = nodes[k].source;
         }
-        let mut source = base;
+        // The source just brought up to date, and how long its list is.
+        let mut source: Option<(usize, usize)> = None;
         for &k in chain.iter().rev() {
             let node = &nodes[k];
             let mut cache = node.spikes.borrow_mut();
+            self.validate_spikes(k, &mut cache);
             let SpikeCache { moved, entries, .. } = &mut *cache;
-            // Built on first use: most lists a node refreshes have nothing
-            // new to filter.
-            let since = source.map_or(0, |s| nodes[s].config_len);
-            let moved = &*moved;
-            let keep = |x: EventId| {
-                let moved = moved.get_or_init(|| self.moved_since(node.config_len, since));
-                let conflicts = self
-                    .u
-                    .conflicts_with_moved(x, &moved.threads, &moved.objects);
-                self_check!(assert_eq!(
-                    conflicts,
-                    moved.threads.iter().any(|&m| self.u.conflict(x, m)),
-                    "the moved parts of a configuration decide conflict with it"
-                ));
-                !node.added.iter().any(|&y| self.u.leq(y, x)) && !conflicts
-            };
             let entry = entries.entry(rep).or_default();
-            match source {
-                None => {
-                    let SpikeEntry {
-                        candidates,
-                        seen,
-                        unit_seen,
-                        ..
-                    } = entry;
-                    // Most units are one event: its count is `seen`.
-                    let seen: &mut [usize] = if unit.len() == 1 {
-                        std::slice::from_mut(seen)
-                    } else {
-                        unit_seen.resize(unit.len(), 0);
-                        unit_seen
-                    };
-                    for (&b, seen) in unit.iter().zip(seen) {
-                        *seen = self.immediate_conflicts(b, *seen, |new| {
-                            candidates.extend(new.iter().copied().filter(|&x| keep(x)))
-                        });
+            if entry.stamp != stamp {
+                // Built on first use: most lists a node refreshes have
+                // nothing new to filter.
+                let since = source.map_or(0, |(s, _)| nodes[s].config_len);
+                let moved = &*moved;
+                let keep = |x: EventId| {
+                    let moved = moved.get_or_init(|| self.moved_since(node.config_len, since));
+                    let conflicts = self
+                        .u
+                        .conflicts_with_moved(x, &moved.threads, &moved.objects);
+                    self_check!(assert_eq!(
+                        conflicts,
+                        moved.threads.iter().any(|&m| self.u.conflict(x, m)),
+                        "the moved parts of a configuration decide conflict with it"
+                    ));
+                    !node.added.iter().any(|&y| self.u.leq(y, x)) && !conflicts
+                };
+                match source {
+                    None => {
+                        let SpikeEntry {
+                            candidates,
+                            seen,
+                            unit_seen,
+                            ..
+                        } = entry;
+                        // Most units are one event: its count is `seen`.
+                        let seen: &mut [usize] = if unit.len() == 1 {
+                            std::slice::from_mut(seen)
+                        } else {
+                            unit_seen.resize(unit.len(), 0);
+                            unit_seen
+                        };
+                        for (&b, seen) in unit.iter().zip(seen) {
+                            *seen = self.immediate_conflicts(b, *seen, |new| {
+                                candidates.extend(new.iter().copied().filter(|&x| keep(x)))
+                            });
+                        }
                     }
-                }
-                Some(s) => {
-                    let from = nodes[s].spikes.borrow();
-                    let list = &from.entries[&rep].candidates;
-                    if entry.seen < list.len() {
-                        let new = &list[entry.seen..];
+                    Some((s, len)) if entry.seen < len => {
+                        let from = nodes[s].spikes.borrow();
+                        let new = &from.entries[&rep].candidates[entry.seen..];
                         entry
                             .candidates
                             .extend(new.iter().copied().filter(|&x| keep(x)));
-                        entry.seen = list.len();
+                        entry.seen = len;
                     }
+                    Some(_) => {}
                 }
+                entry.stamp = stamp;
             }
-            entry.stamp = stamp;
             if entry.candidates.is_empty() && k != n {
                 return false;
             }
-            source = Some(k);
+            source = Some((k, entry.candidates.len()));
         }
         true
     }
@@ -635,8 +629,9 @@ type NeighbourStamp = (u64, u64, usize, usize);
 #[derive(Default)]
 struct SpikeEntry {
     /// The neighbour lists of the unit's events the list was last
-    /// refreshed against: the list holds every candidate those lists give.
-    stamp: NeighbourStamp,
+    /// refreshed against (none yet): the list holds every candidate those
+    /// lists give.
+    stamp: Option<NeighbourStamp>,
     /// How much of the source's list was filtered; without a source, how
     /// much of the immediate conflicts of the unit's event, if it is one.
     seen: usize,
