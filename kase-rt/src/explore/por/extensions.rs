@@ -117,11 +117,12 @@ impl Por {
     ) {
         let name = self.u.names.find(name);
         let chain = &chains.writes[range.0..range.1];
-        let mut seen = pred
-            .and_then(|p| self.u.frontier(p, name))
-            .unwrap_or_default();
-        // `seen.write` lies in `[pred]`, so in `C`: found by its position.
-        let start = match seen.write.and_then(|w| self.run.pos.get(&w)) {
+        // The write `pred` saw; its reads are copied only where needed
+        // (below): most placements never get to them, and a copy each was
+        // most of what placing allocated (a mutex's reads under peeking).
+        let seen_write = pred.and_then(|p| self.u.frontier_write(p, name)).flatten();
+        // `seen_write` lies in `[pred]`, so in `C`: found by its position.
+        let start = match seen_write.and_then(|w| self.run.pos.get(&w)) {
             Some(&at) => chain.partition_point(|w| w.event.is_none() || w.at < at),
             None => 0,
         };
@@ -162,7 +163,7 @@ impl Por {
             if self.budget.expired() {
                 return; // `advance` sees the deadline and stops
             }
-            if w != seen.write {
+            if w != seen_write {
                 modified_since_seen |= w.is_some_and(|w| self.u.get(w).modified);
             }
             if kind == OpKind::Yield && !modified_since_seen {
@@ -184,8 +185,10 @@ impl Por {
             }
             let all_reads = &chains.reads[link.reads.0..link.reads.1];
             // Only one write of the chain is the one `pred` saw.
-            let required: Vec<EventId> = if w == seen.write {
-                std::mem::take(&mut seen.reads)
+            let required: Vec<EventId> = if w == seen_write {
+                pred.and_then(|p| self.u.frontier(p, name))
+                    .map(|f| f.reads)
+                    .unwrap_or_default()
             } else {
                 Vec::new()
             };

@@ -861,6 +861,12 @@ impl Unfolding {
         self.frontier_ref(e, name).map(FrontierView::to_frontier)
     }
 
+    /// The write of [`frontier`](Self::frontier) alone (`Some(None)`: the
+    /// initial value), without copying its reads.
+    pub(crate) fn frontier_write(&self, e: EventId, name: Name) -> Option<Option<EventId>> {
+        self.frontier_ref(e, name).map(|f| f.write)
+    }
+
     /// Like [`frontier`](Self::frontier), borrowed.
     fn frontier_ref(&self, e: EventId, name: Name) -> Option<FrontierView<'_>> {
         self.get(e).frontiers.get(self.names.find(name))
