@@ -27,6 +27,43 @@ fn sixty_four_threads_run_in_one_model() {
     assert_eq!(report.executions(), 3);
 }
 
+/// Twenty threads, more than a dependence clock holds inline: eighteen
+/// touch atomics of their own, two store to a shared one. The two orders of
+/// those stores are the model's only traces, in every execution the clocks
+/// (reused across executions once on the heap) say so.
+fn twenty_threads_two_racing(final_value: Option<usize>) -> kase::Report {
+    Builder::new().explore(move || {
+        let shared = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = (0..20)
+            .map(|i| {
+                let shared = shared.clone();
+                thread::spawn(move || {
+                    if i < 18 {
+                        AtomicUsize::new(0).store(i, SeqCst);
+                    } else {
+                        shared.store(i, SeqCst);
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        if let Some(expected) = final_value {
+            assert_eq!(shared.load(SeqCst), expected);
+        }
+    })
+}
+
+#[test]
+fn more_threads_than_a_clock_holds_inline_keep_their_races() {
+    let report = twenty_threads_two_racing(None);
+    assert!(report.failure().is_none(), "{report}");
+    assert_eq!(report.executions(), 2, "{report}");
+    let report = twenty_threads_two_racing(Some(19));
+    assert!(report.failure().is_some(), "{report}");
+}
+
 #[test]
 fn max_executions_makes_the_report_incomplete() {
     let model = three_increments;

@@ -110,6 +110,12 @@ impl VectorClock {
         }
     }
 
+    /// Whether its components live on the heap (more threads than
+    /// `INLINE`): such a clock is worth reusing.
+    pub(crate) fn on_heap(&self) -> bool {
+        self.heap.capacity() > 0
+    }
+
     /// Forgets everything.
     pub fn clear(&mut self) {
         self.inline = [0; INLINE];

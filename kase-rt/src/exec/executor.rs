@@ -133,7 +133,13 @@ impl Executor {
         }
         // Its events' and choices' buffers too: the next execution's grow
         // no more.
-        self.spare.events = super::cleared(outcome.events);
+        let mut events = outcome.events;
+        for event in &mut events {
+            if event.clock.on_heap() {
+                self.spare.clocks.push(std::mem::take(&mut event.clock));
+            }
+        }
+        self.spare.events = super::cleared(events);
         self.spare.schedule = super::cleared(outcome.schedule);
         self.spare.weak_schedule = super::cleared(outcome.weak_schedule);
     }
