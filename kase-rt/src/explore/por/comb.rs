@@ -244,7 +244,10 @@ impl Por {
         // listed from the node structs alone; the lists are then looked at
         // top first, so that an empty one ends the walk before the tables
         // of deeper nodes (mostly without a list for the unit) are touched.
-        let stamp = Some(self.neighbour_stamp(&unit));
+        // The first event's neighbour lists serve both the stamp and the
+        // scan below (most units are that one event).
+        let first_lists = self.u.neighbour_lists(unit[0]);
+        let stamp = Some(self.neighbour_stamp(&unit, first_lists));
         let mut chain = self.chain_buf.borrow_mut();
         chain.clear();
         let mut at = Some(n);
@@ -292,8 +295,13 @@ impl Por {
                             unit_seen.resize(unit.len(), 0);
                             unit_seen
                         };
-                        for (&b, seen) in unit.iter().zip(seen) {
-                            *seen = self.immediate_conflicts(b, *seen, |new| {
+                        for (i, (&b, seen)) in unit.iter().zip(seen).enumerate() {
+                            let lists = if i == 0 {
+                                first_lists
+                            } else {
+                                self.u.neighbour_lists(b)
+                            };
+                            *seen = self.immediate_conflicts(b, lists, *seen, |new| {
                                 candidates.extend(new.iter().copied().filter(|&x| keep(x)))
                             });
                         }
@@ -322,10 +330,18 @@ impl Por {
     /// events of `unit` depend on: the unfolding's generation and prunings,
     /// and the lengths of their neighbour lists (summed: they only grow
     /// between two prunings).
-    fn neighbour_stamp(&self, unit: &[EventId]) -> NeighbourStamp {
+    fn neighbour_stamp(
+        &self,
+        unit: &[EventId],
+        first_lists: (&[EventId], &[EventId]),
+    ) -> NeighbourStamp {
         let (mut thread_len, mut object_len) = (0, 0);
-        for &b in unit {
-            let (same_thread, same_object) = self.u.neighbour_lists(b);
+        for (i, &b) in unit.iter().enumerate() {
+            let (same_thread, same_object) = if i == 0 {
+                first_lists
+            } else {
+                self.u.neighbour_lists(b)
+            };
             thread_len += same_thread.len();
             object_len += same_object.len();
         }
@@ -367,10 +383,11 @@ impl Por {
     /// the same events of `D` are targets of many alternatives. Hands those
     /// after the first `from` to `visit` (in the order found: new ones are
     /// appended, and a pruning only drops some) and returns how many there
-    /// are.
+    /// are. `lists` are `b`'s neighbour lists (`Unfolding::neighbour_lists`).
     fn immediate_conflicts(
         &self,
         b: EventId,
+        (same_thread, same_object): (&[EventId], &[EventId]),
         from: usize,
         visit: impl FnOnce(&[EventId]),
     ) -> usize {
@@ -379,7 +396,6 @@ impl Por {
             cache.entries.clear();
             cache.generation = self.u.generation();
         }
-        let (same_thread, same_object) = self.u.neighbour_lists(b);
         let entry = cache.entries.entry(b).or_default();
         let new_in_thread = self.u.made_after(same_thread, entry.thread_seen);
         let new_on_object = self.u.made_after(same_object, entry.object_seen);
