@@ -225,17 +225,17 @@ impl Por {
     /// conflicts against `C` and `D` at every alternative made the cost per
     /// execution grow with the executions so far (POR-DESIGN.md, "Cost per
     /// execution over a long run"). A list that is current for the unit's
-    /// neighbour lists needs nothing from its sources, so the walk up stops
-    /// there.
+    /// neighbour lists needs nothing from its source.
     ///
-    /// An empty list has only empty lists below it, so the refresh stops at
-    /// the first one and returns false: node `n` has no candidates, and no
-    /// list below that one is brought up to date (one that is read later is
-    /// refreshed then). Most lists are empty, and most nodes are asked
-    /// once per unit: creating a list at every node of the chain, to say it
-    /// is empty, was most of the comb's time on mpat(6) (lookups and
-    /// insertions in cold tables). Returns true if `n`'s own list is
-    /// current.
+    /// The lists are visited from the top of the chain of sources down, and
+    /// an empty list (it has only empty lists below it) ends the refresh,
+    /// which returns false: node `n` has no candidates, and no list below
+    /// that one is brought up to date (one that is read later is refreshed
+    /// then). Most lists are empty, and most nodes are asked once per unit:
+    /// walking up from `n` and creating a list at every node of the chain,
+    /// to say it is empty, was most of the comb's time on mpat(6) (lookups
+    /// and insertions in cold tables; POR-DESIGN.md, "The comb's lists, top
+    /// first"). Returns true if `n`'s own list is current.
     fn refresh_spikes(&self, n: usize, rep: EventId) -> bool {
         let nodes = &self.tree.nodes;
         let unit = self.unit_chain(rep);
