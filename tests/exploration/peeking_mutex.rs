@@ -167,6 +167,80 @@ fn sections_that_only_read_the_guarded_data_commute() {
     assert_eq!(por(false, readers(3)).executions(), 6);
 }
 
+/// Peeking starts at the model's first spawn: the main thread's sections
+/// before it are plain steps, and the readers' sections after it still
+/// commute.
+#[test]
+fn sections_before_the_first_spawn_leave_peeking_to_the_threads_after_it() {
+    let readers = |n: usize| {
+        move || {
+            let data = Arc::new(Mutex::new(7));
+            *data.lock().unwrap() += 1;
+            assert_eq!(*data.lock().unwrap(), 8);
+            let handles: Vec<_> = (0..n)
+                .map(|_| {
+                    let d = data.clone();
+                    thread::spawn(move || assert_eq!(*d.lock().unwrap(), 8))
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+        }
+    };
+    let with = por(true, readers(3));
+    assert_eq!(with.executions(), 1);
+    assert!(with.peeking());
+    assert_eq!(por(false, readers(3)).executions(), 6);
+}
+
+/// A model on one thread has no pure part (peeking starts at a spawn): its
+/// failing schedule replays with peeking on or off (`kase1:`, not
+/// `kase1p:`).
+#[test]
+fn a_model_on_one_thread_records_no_pure_part() {
+    let report = Builder::new().explore(|| {
+        let data = Mutex::new(1);
+        assert_eq!(*data.lock().unwrap(), 2, "one thread, one lock");
+    });
+    let failure = report.failure().expect("it fails");
+    let schedule = failure.schedule().to_string();
+    assert!(schedule.starts_with("kase1:"), "{schedule}");
+    assert_eq!(report.executions(), 1);
+}
+
+/// A lock the main thread holds across its first spawn: the execution
+/// runs without peeking (its section began before peeking could), as
+/// many executions as with peeking off, and the lost update is found.
+#[test]
+fn a_lock_held_across_the_first_spawn_is_explored_without_peeking() {
+    let held = |lost: bool| {
+        move || {
+            let data = Arc::new(Mutex::new(0));
+            let mut guard = data.lock().unwrap();
+            let d = data.clone();
+            let t = thread::spawn(move || *d.lock().unwrap() += 1);
+            *guard += 10;
+            drop(guard);
+            if lost {
+                // Read, then write back in a second section: the thread's
+                // increment may fall between.
+                let seen = *data.lock().unwrap();
+                *data.lock().unwrap() = seen;
+            }
+            t.join().unwrap();
+            assert_eq!(*data.lock().unwrap(), 11);
+        }
+    };
+    let with = por(true, held(false));
+    let without = por(false, held(false));
+    assert_eq!(with.executions(), without.executions());
+    assert_eq!(with.executions(), 1);
+    let report = Builder::new().explore(held(true));
+    let failure = report.failure().expect("the lost update is found");
+    assert_eq!(failure.kind(), FailureKind::Panic, "{failure}");
+}
+
 #[test]
 fn abba_is_still_a_deadlock_with_peeking() {
     let report = Builder::new().peeking(true).explore(|| {

@@ -430,7 +430,7 @@ fn a_divergence_among_channel_calls_names_the_users_calls_at_the_users_lines() {
     assert!(text.contains("what could run:"), "{text}");
     assert!(
         text.contains(&format!(
-            "main: load atomic#4 at tests/reports/replay.rs:{load}:"
+            "main: load atomic#3 at tests/reports/replay.rs:{load}:"
         )),
         "{text}"
     );

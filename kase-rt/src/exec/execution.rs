@@ -64,6 +64,9 @@ pub struct Execution {
     unwinding_steps: u64,
     /// Critical-section peeking is on.
     pub(super) peeking: bool,
+    /// Peeking was asked for and starts at the first spawn
+    /// ([`start_peeking`](Self::start_peeking)).
+    peeking_at_spawn: bool,
     /// Events get dependence clocks (always with peeking, whose checks
     /// read them).
     dependence_clocks: bool,
@@ -207,8 +210,9 @@ impl Execution {
             backtraces: limits.backtraces,
             unmodified: None,
             unwinding_steps: 0,
-            peeking: limits.peeking,
-            dependence_clocks: limits.dependence_clocks || limits.peeking,
+            peeking: false,
+            peeking_at_spawn: limits.peeking,
+            dependence_clocks: limits.dependence_clocks,
             spin_memo: limits.spin_memo.clone(),
             sections,
             spare_clocks,
@@ -1070,6 +1074,9 @@ impl Execution {
         scoped: bool,
     ) -> ThreadIdx {
         let parent = self.current;
+        if std::mem::take(&mut self.peeking_at_spawn) {
+            self.start_peeking(parent);
+        }
         let nth = {
             let p = self.thread_mut(parent);
             p.spawned += 1;
@@ -1093,6 +1100,43 @@ impl Execution {
             watch.arm();
         }
         child
+    }
+
+    /// Turns critical-section peeking on at the model's first spawn, by
+    /// `parent`. Until a second thread exists, peeking has nothing to
+    /// reorder and its records (dependence clocks, sections, the accesses
+    /// they depend on) nothing to be checked against: in a model that never
+    /// spawns they were a third of its steps' cost (event-listener's loom
+    /// suite). What the main thread did before is ordered before everything
+    /// the new threads will do, by its program order and the spawn, so it
+    /// stands outside every pure part: plain events, as without peeking.
+    ///
+    /// A lock the main thread holds across the spawn would be a section
+    /// begun without peeking and ended with it (a read lock's unlock would
+    /// not match its lock), so then peeking stays off for the execution; the
+    /// main thread's steps up to its first spawn are the same in every
+    /// execution, so it does for the whole exploration.
+    fn start_peeking(&mut self, parent: ThreadIdx) {
+        let holds_a_lock = self.objects.iter().any(|o| {
+            matches!(o.kind(), ObjectKind::Mutex | ObjectKind::RwLock)
+                && !o.enabled(OpKind::Lock, parent)
+        });
+        if holds_a_lock {
+            return;
+        }
+        self.peeking = true;
+        if !self.dependence_clocks {
+            // The main thread's program order so far, for the spawn event
+            // the child's clock starts from and for what comes next.
+            self.dependence_clocks = true;
+            let thread = self.thread_mut(parent);
+            let events = thread.events;
+            thread.clock.set(parent, events);
+            let clock = thread.clock.clone();
+            if let Some(spawn) = self.events.last_mut() {
+                spawn.clock = clock;
+            }
+        }
     }
 
     /// The thread object of `thread`.
