@@ -147,24 +147,33 @@ fn both_orders_of_two_conflicting_sections_are_seen() {
     assert_eq!(seen.len(), 2, "{seen:?}");
 }
 
+/// `n` threads that each read the guarded data in a section; with
+/// `main_first`, the main thread increments it in sections of its own
+/// before it spawns them.
+fn readers(n: usize, main_first: bool) -> impl Fn() + Sync {
+    move || {
+        let data = Arc::new(Mutex::new(7));
+        if main_first {
+            *data.lock().unwrap() += 1;
+            assert_eq!(*data.lock().unwrap(), 8);
+        }
+        let expected = if main_first { 8 } else { 7 };
+        let handles: Vec<_> = (0..n)
+            .map(|_| {
+                let d = data.clone();
+                thread::spawn(move || assert_eq!(*d.lock().unwrap(), expected))
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    }
+}
+
 #[test]
 fn sections_that_only_read_the_guarded_data_commute() {
-    let readers = |n: usize| {
-        move || {
-            let data = Arc::new(Mutex::new(7));
-            let handles: Vec<_> = (0..n)
-                .map(|_| {
-                    let d = data.clone();
-                    thread::spawn(move || assert_eq!(*d.lock().unwrap(), 7))
-                })
-                .collect();
-            for h in handles {
-                h.join().unwrap();
-            }
-        }
-    };
-    assert_eq!(por(true, readers(3)).executions(), 1);
-    assert_eq!(por(false, readers(3)).executions(), 6);
+    assert_eq!(por(true, readers(3, false)).executions(), 1);
+    assert_eq!(por(false, readers(3, false)).executions(), 6);
 }
 
 /// Peeking starts at the model's first spawn: the main thread's sections
@@ -172,26 +181,10 @@ fn sections_that_only_read_the_guarded_data_commute() {
 /// commute.
 #[test]
 fn sections_before_the_first_spawn_leave_peeking_to_the_threads_after_it() {
-    let readers = |n: usize| {
-        move || {
-            let data = Arc::new(Mutex::new(7));
-            *data.lock().unwrap() += 1;
-            assert_eq!(*data.lock().unwrap(), 8);
-            let handles: Vec<_> = (0..n)
-                .map(|_| {
-                    let d = data.clone();
-                    thread::spawn(move || assert_eq!(*d.lock().unwrap(), 8))
-                })
-                .collect();
-            for h in handles {
-                h.join().unwrap();
-            }
-        }
-    };
-    let with = por(true, readers(3));
+    let with = por(true, readers(3, true));
     assert_eq!(with.executions(), 1);
     assert!(with.peeking());
-    assert_eq!(por(false, readers(3)).executions(), 6);
+    assert_eq!(por(false, readers(3, true)).executions(), 6);
 }
 
 /// A model on one thread has no pure part (peeking starts at a spawn): its
