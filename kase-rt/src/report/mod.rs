@@ -123,7 +123,10 @@ impl Report {
     /// model because a thread could run in the middle of a critical section
     /// (then [`warnings`](Self::warnings) says where, and
     /// [`discarded_executions`](Self::discarded_executions) counts the
-    /// executions of the abandoned exploration).
+    /// executions of the abandoned exploration). Peeking starts at the
+    /// model's first spawn; a model whose main thread holds a lock then
+    /// peeks at no section, though this still says true (the guide's
+    /// chapter on peeking).
     pub fn peeking(&self) -> bool {
         self.peeking
     }
