@@ -685,12 +685,9 @@ impl Execution {
         let t = action.thread;
         let access = action.kind.props().access;
         let clocks = self.dependence_clocks;
-        let mut clock = if clocks {
-            self.spare_clocks.pop().unwrap_or_default()
-        } else {
-            VectorClock::new()
-        };
+        let mut clock = VectorClock::new();
         if clocks {
+            clock = self.spare_clocks.pop().unwrap_or_default();
             clock.clone_from(&self.thread(t).clock);
             if let Some(object) = action.object {
                 for depended in self.objects[object.0 as usize]
@@ -1129,12 +1126,12 @@ impl Execution {
             // The main thread's program order so far, for the spawn event
             // the child's clock starts from and for what comes next.
             self.dependence_clocks = true;
-            let thread = self.thread_mut(parent);
-            let events = thread.events;
-            thread.clock.set(parent, events);
-            let clock = thread.clock.clone();
+            let thread = self.threads[parent.index()]
+                .as_mut()
+                .or_internal("the spawning thread exists");
+            thread.clock.set(parent, thread.events);
             if let Some(spawn) = self.events.last_mut() {
-                spawn.clock = clock;
+                spawn.clock.clone_from(&thread.clock);
             }
         }
     }

@@ -123,24 +123,17 @@ fn mark() -> Option<Marked> {
     })
 }
 
-/// The current thread's name as the kernel has it. std gives a thread it
-/// names (libtest's test threads, `Builder::name`) that name, cut to
-/// `COMM_LEN` bytes, so the kernel is asked only for other threads, and for
-/// `main`, which bears the program's name instead.
+/// The current thread's name as the kernel has it (std's copy of a name it
+/// set is cut the same way, but `main` bears the program's name instead).
 #[cfg(target_os = "linux")]
 fn own_name() -> Option<Vec<u8>> {
-    match std::thread::current().name() {
-        Some(name) if name != "main" => Some(name.as_bytes()[..name.len().min(COMM_LEN)].to_vec()),
-        _ => {
-            let mut buf = [0u8; COMM_LEN + 1];
-            // SAFETY: `PR_GET_NAME` writes the name and its NUL, at most
-            // `TASK_COMM_LEN` (16) bytes, to the address given: `buf` is
-            // 16 bytes and lives for the call.
-            let done = unsafe { libc::prctl(libc::PR_GET_NAME, buf.as_mut_ptr()) } == 0;
-            let len = buf.iter().position(|&b| b == 0).unwrap_or(COMM_LEN);
-            done.then(|| buf[..len].to_vec())
-        }
-    }
+    let mut buf = [0u8; COMM_LEN + 1];
+    // SAFETY: `PR_GET_NAME` writes the name and its NUL, at most
+    // `TASK_COMM_LEN` (16) bytes, to the address given: `buf` is 16 bytes
+    // and lives for the call.
+    let done = unsafe { libc::prctl(libc::PR_GET_NAME, buf.as_mut_ptr()) } == 0;
+    let len = buf.iter().position(|&b| b == 0).unwrap_or(COMM_LEN);
+    done.then(|| buf[..len].to_vec())
 }
 
 /// Renames the current thread, as the kernel knows it (what the threads it
