@@ -368,10 +368,22 @@ impl Execution {
         spare.enabled_log = cleared(std::mem::take(&mut self.enabled_log));
         spare.atomic_bits = cleared(std::mem::take(&mut self.atomic_bits));
         spare.clocks = std::mem::take(&mut self.spare_clocks);
-        let Sections { all, direct } = std::mem::take(&mut self.sections);
+        let Sections {
+            mut all,
+            direct,
+            before,
+            mut spare_releases,
+        } = std::mem::take(&mut self.sections);
+        spare_releases.extend(
+            all.drain(..)
+                .map(|section| section.release)
+                .filter(VectorClock::on_heap),
+        );
         spare.sections = Sections {
-            all: cleared(all),
+            all,
             direct: cleared(direct),
+            before,
+            spare_releases,
         };
     }
 
@@ -618,10 +630,18 @@ impl Execution {
         if let Some(watch) = &self.watch {
             watch.tick(t, pending.location);
         }
-        let before = self.peeking.then(|| self.thread(t).clock.clone());
+        let before = self.peeking.then(|| {
+            let mut before = std::mem::take(&mut self.sections.before);
+            before.clone_from(&self.thread(t).clock);
+            before
+        });
         let at = self.record_event(&pending);
-        let section = match &before {
-            Some(before) => self.peek_check(at, &action, before),
+        let section = match before {
+            Some(before) => {
+                let section = self.peek_check(at, &action, &before);
+                self.sections.before = before;
+                section
+            }
             None => None,
         };
         let admission = self.admit(&action);

@@ -174,6 +174,13 @@ pub(crate) struct Sections {
     pub all: Vec<Section>,
     /// Scratch for `Execution::peek_check`: the tags an access depends on.
     pub direct: Vec<DirectTag>,
+    /// Scratch for `Execution::perform`: the running thread's dependence
+    /// clock before its event. A clone per event allocated in a model of
+    /// more threads than a clock holds inline.
+    pub before: VectorClock,
+    /// Release clocks of the last execution's sections, for the next
+    /// one's (on the heap in such a model).
+    pub spare_releases: Vec<VectorClock>,
 }
 
 /// What `Execution::peek_check` needs of an [`AccessTag`] a new access

@@ -120,7 +120,17 @@ impl Execution {
                     shared: action.kind == OpKind::PeekReadLock,
                     start: at,
                     end: None,
-                    release: VectorClock::new(),
+                    // Empty until the part ends (a recycled clock keeps
+                    // only its allocation).
+                    release: self
+                        .sections
+                        .spare_releases
+                        .pop()
+                        .map(|mut clock| {
+                            clock.clear();
+                            clock
+                        })
+                        .unwrap_or_default(),
                 });
                 Some(self.sections.all.len() - 1)
             }
@@ -179,8 +189,11 @@ impl Execution {
                     // After the whole part, by the lock itself.
                 } else if mine.is_some_and(|m| m.excludes(other.lock, other.shared)) {
                     // Rule R: after the whole other part, which released.
-                    let release = other.release.clone();
-                    self.thread_mut(t).hb.acquire(&release);
+                    let release = &self.sections.all[s].release;
+                    let thread = self.threads[t.index()]
+                        .as_mut()
+                        .or_internal("unknown thread");
+                    thread.hb.acquire(release);
                 } else if !self
                     .thread(t)
                     .peek
@@ -281,11 +294,13 @@ impl Execution {
                 thread.peek.hold(hold(lock, shared));
             }
             (kind, Some(lock)) if kind.ends_pure_part() => {
-                let release = self.thread(t).hb.clock.clone();
                 if let Some(s) = section {
                     let record = &mut self.sections.all[s];
                     record.end = Some(at);
-                    record.release = release;
+                    let thread = self.threads[t.index()]
+                        .as_ref()
+                        .or_internal("unknown thread");
+                    record.release.clone_from(&thread.hb.clock);
                 }
                 let thread = self.thread_mut(t);
                 thread.peek.pure = None;

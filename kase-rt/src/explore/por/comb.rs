@@ -16,7 +16,7 @@ impl Por {
     /// `D ∪ {event}` after `C`, or `None` if there is none.
     pub(super) fn alternative(&self, i: usize, event: EventId) -> Option<Set<EventId>> {
         let config_len = self.tree.nodes[i].config_len;
-        let in_c = |x: EventId| self.run.pos.get(&x).is_some_and(|&p| p < config_len);
+        let in_c = |x: EventId| self.run.pos.get(x).is_some_and(|p| p < config_len);
         // `event`'s own spike first: most nodes a backtrack passes have no
         // alternative because `event` has no immediate conflict left to
         // take, and that is then known before `D` is even listed.

@@ -122,8 +122,8 @@ impl Por {
         // most of what placing allocated (a mutex's reads under peeking).
         let seen_write = pred.and_then(|p| self.u.frontier_write(p, name)).flatten();
         // `seen_write` lies in `[pred]`, so in `C`: found by its position.
-        let start = match seen_write.and_then(|w| self.run.pos.get(&w)) {
-            Some(&at) => chain.partition_point(|w| w.event.is_none() || w.at < at),
+        let start = match seen_write.and_then(|w| self.run.pos.get(w)) {
+            Some(at) => chain.partition_point(|w| w.event.is_none() || w.at < at),
             None => 0,
         };
         // A spinning yield waits for a modification after the write its

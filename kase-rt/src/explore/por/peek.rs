@@ -17,7 +17,7 @@ impl Por {
     /// event of the current configuration, belongs to.
     fn part_end(&self, p: EventId) -> Option<EventId> {
         let thread = self.u.get(p).thread;
-        let &at = self.run.pos.get(&p)?;
+        let at = self.run.pos.get(p)?;
         let events = self.run.positions.get(thread.index())?;
         let from = events.partition_point(|&(pos, _)| pos < at);
         events[from..]
@@ -114,13 +114,14 @@ impl Por {
     }
 
     /// The events of the unit whose last event is `rep`, first to last.
-    /// Most units are one event: those need no allocation.
+    /// Most units are one event, and most pure parts a few: those need no
+    /// allocation (a `Vec` each was a twentieth of disp(5,4)'s allocations:
+    /// the comb asks for a unit's chain at every refresh of its lists).
     pub(super) fn unit_chain(&self, rep: EventId) -> UnitChain {
         if !self.u.get(rep).kind.ends_pure_part() {
             return UnitChain::One([rep]);
         }
-        // A pure part is a few events: room for most without growing.
-        let mut chain = Vec::with_capacity(8);
+        let mut chain = UnitChain::Few([0; FEW_UNIT_EVENTS], 0);
         chain.push(rep);
         let mut e = rep;
         while !self.u.get(e).kind.starts_pure_part() {
@@ -132,8 +133,12 @@ impl Por {
                 None => break,
             }
         }
-        chain.reverse();
-        UnitChain::Many(chain)
+        match &mut chain {
+            UnitChain::Few(events, len) => events[..*len as usize].reverse(),
+            UnitChain::Many(events) => events.reverse(),
+            UnitChain::One(_) => {}
+        }
+        chain
     }
 
     /// The frontier of object `name` (canonical) after the first `len`
@@ -216,7 +221,7 @@ impl Por {
     /// each first step is a pure part that completes to a unit of `D`, no run
     /// reaches `J` (two sections each placed before the other's write, say).
     pub(super) fn startable(&self, guide: &Set<EventId>, config_len: usize) -> bool {
-        let in_c = |e: &EventId| self.run.pos.get(e).is_some_and(|&p| p < config_len);
+        let in_c = |e: &EventId| self.run.pos.get(*e).is_some_and(|p| p < config_len);
         let mut firsts = guide.iter().filter(|&&e| {
             let ev = self.u.get(e);
             ev.pred
@@ -272,7 +277,7 @@ impl Por {
             .all(|&g| {
                 let ev = self.u.get(g);
                 ev.obj_preds().iter().chain(ev.extra()).all(|p| {
-                    self.run.pos.contains_key(p) || {
+                    self.run.pos.contains(*p) || {
                         let q = self.u.get(*p);
                         q.thread == t && self.in_part(t, lock, *p)
                     }
@@ -303,8 +308,33 @@ impl Por {
 pub(super) enum UnitChain {
     /// A unit of one event (no pure part).
     One([EventId; 1]),
-    /// A pure part of a critical section.
+    /// A pure part of a critical section of up to `FEW_UNIT_EVENTS`
+    /// events: the first `len` of the array.
+    Few([EventId; FEW_UNIT_EVENTS], u8),
+    /// A longer pure part.
     Many(Vec<EventId>),
+}
+
+/// The longest pure part a [`UnitChain`] holds inline.
+const FEW_UNIT_EVENTS: usize = 8;
+
+impl UnitChain {
+    /// Appends `e` (while listing a chain, last event first).
+    fn push(&mut self, e: EventId) {
+        match self {
+            UnitChain::Few(events, len) if (*len as usize) < FEW_UNIT_EVENTS => {
+                events[*len as usize] = e;
+                *len += 1;
+            }
+            UnitChain::Few(events, _) => {
+                let mut many = events.to_vec();
+                many.push(e);
+                *self = UnitChain::Many(many);
+            }
+            UnitChain::Many(events) => events.push(e),
+            UnitChain::One(_) => unreachable!("a one-event unit is never listed"),
+        }
+    }
 }
 
 impl std::ops::Deref for UnitChain {
@@ -313,7 +343,29 @@ impl std::ops::Deref for UnitChain {
     fn deref(&self) -> &[EventId] {
         match self {
             UnitChain::One(one) => one,
+            UnitChain::Few(events, len) => &events[..*len as usize],
             UnitChain::Many(many) => many,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{UnitChain, FEW_UNIT_EVENTS};
+
+    #[test]
+    fn a_unit_chain_moves_to_the_heap_past_its_inline_room_and_keeps_its_order() {
+        let mut chain = UnitChain::Few([0; FEW_UNIT_EVENTS], 0);
+        for e in 0..FEW_UNIT_EVENTS as u32 {
+            chain.push(e);
+        }
+        assert!(matches!(chain, UnitChain::Few(..)));
+        assert_eq!(&*chain, (0..FEW_UNIT_EVENTS as u32).collect::<Vec<_>>());
+        chain.push(100);
+        chain.push(101);
+        assert!(matches!(chain, UnitChain::Many(_)));
+        let mut expected: Vec<u32> = (0..FEW_UNIT_EVENTS as u32).collect();
+        expected.extend([100, 101]);
+        assert_eq!(&*chain, expected);
     }
 }

@@ -137,7 +137,7 @@ pub(super) struct CurrentRun {
     /// `C`, in the order the events ran.
     pub(super) config: Vec<EventId>,
     /// Each event's position in `config`.
-    pub(super) pos: Map<EventId, usize>,
+    pub(super) pos: Positions,
     /// Per thread, its events in `config` with their positions, in order.
     pub(super) positions: Vec<Vec<(usize, EventId)>>,
     /// Per thread, its latest event (the thread predecessor of its next).
@@ -186,8 +186,8 @@ impl CurrentRun {
     /// Forgets the execution, keeping the allocations.
     pub(super) fn reset(&mut self) {
         self.processed = 0;
+        self.pos.clear(&self.config);
         self.config.clear();
-        self.pos.clear();
         // Threads keep their (emptied) lists: an empty list reads as a
         // thread without events.
         self.positions.iter_mut().for_each(Vec::clear);
@@ -221,4 +221,48 @@ pub(super) struct Counters {
     /// Size of `U` after the last pruning; the next one waits until it
     /// doubles.
     pub(super) pruned_at: usize,
+}
+
+/// Each event's position in the configuration, by event id: looked up for
+/// every event an execution runs and for every event a clue or placement
+/// asks about, so an array, not a hash table (ids are dense: a pruning's
+/// free ids are reused).
+#[derive(Default)]
+pub(super) struct Positions {
+    /// `NONE` for an event not in the configuration.
+    at: Vec<u32>,
+}
+
+/// [`Positions::at`] of an event not in the configuration.
+const NONE: u32 = u32::MAX;
+
+impl Positions {
+    /// The position of `e`, if it is in the configuration.
+    pub(super) fn get(&self, e: EventId) -> Option<usize> {
+        match self.at.get(e as usize) {
+            Some(&at) if at != NONE => Some(at as usize),
+            _ => None,
+        }
+    }
+
+    /// Whether `e` is in the configuration.
+    pub(super) fn contains(&self, e: EventId) -> bool {
+        self.get(e).is_some()
+    }
+
+    /// Records that `e` is at position `i`.
+    pub(super) fn insert(&mut self, e: EventId, i: usize) {
+        let e = e as usize;
+        if self.at.len() <= e {
+            self.at.resize(e + 1, NONE);
+        }
+        self.at[e] = u32::try_from(i).expect("a configuration of fewer than 2^32 events");
+    }
+
+    /// Forgets the positions of `config`'s events (all it holds).
+    fn clear(&mut self, config: &[EventId]) {
+        for &e in config {
+            self.at[e as usize] = NONE;
+        }
+    }
 }
