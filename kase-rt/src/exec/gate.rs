@@ -35,13 +35,10 @@ pub enum Gate {
         /// a mutex.
         readers: u32,
     },
-    /// A condition variable: who waits, and who has been notified.
-    Condvar {
-        /// Threads waiting and not yet notified, oldest first.
-        waiting: Vec<ThreadIdx>,
-        /// Threads notified and not yet woken.
-        notified: Vec<ThreadIdx>,
-    },
+    /// A condition variable: who waits, and who has been notified. Boxed:
+    /// every event of the partial-order explorer's unfolding keeps a gate,
+    /// and two lists inline made each 40 bytes larger.
+    Condvar(Box<Waiters>),
     /// A model thread, as the target of `join`.
     Thread {
         /// Whether it has exited.
@@ -52,6 +49,15 @@ pub enum Gate {
         /// Whether an `unpark` token is available.
         token: bool,
     },
+}
+
+/// A condition variable's gate: who waits, and who has been notified.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Waiters {
+    /// Threads waiting and not yet notified, oldest first.
+    pub waiting: Vec<ThreadIdx>,
+    /// Threads notified and not yet woken.
+    pub notified: Vec<ThreadIdx>,
 }
 
 /// Readers holding an `RwLock` after `reads` (the reads since the last
@@ -129,7 +135,7 @@ impl Gate {
             (Gate::RwLock { writer, .. }, OpKind::ReadUpgrade) => {
                 !writer && OpenParts::of(reads, Some(thread)).exclusive == 0
             }
-            (Gate::Condvar { notified, .. }, OpKind::CondvarWake) => notified.contains(&thread),
+            (Gate::Condvar(waiters), OpKind::CondvarWake) => waiters.notified.contains(&thread),
             (Gate::Thread { exited }, OpKind::Join) => *exited,
             (Gate::Park { token }, OpKind::Park) => *token,
             _ => true,
@@ -186,13 +192,19 @@ impl Gate {
                     _ => {}
                 }
             }
-            Gate::Condvar { waiting, notified } => match kind {
-                OpKind::CondvarWait => waiting.push(thread),
-                OpKind::NotifyOne if !waiting.is_empty() => notified.push(waiting.remove(0)),
-                OpKind::NotifyAll => notified.append(waiting),
+            Gate::Condvar(waiters) => match kind {
+                OpKind::CondvarWait => waiters.waiting.push(thread),
+                OpKind::NotifyOne if !waiters.waiting.is_empty() => {
+                    let first = waiters.waiting.remove(0);
+                    waiters.notified.push(first);
+                }
+                OpKind::NotifyAll => {
+                    let Waiters { waiting, notified } = &mut **waiters;
+                    notified.append(waiting);
+                }
                 OpKind::CondvarWake | OpKind::CondvarWakeOrTimeout => {
-                    waiting.retain(|&t| t != thread);
-                    notified.retain(|&t| t != thread);
+                    waiters.waiting.retain(|&t| t != thread);
+                    waiters.notified.retain(|&t| t != thread);
                 }
                 _ => {}
             },
@@ -301,10 +313,7 @@ mod tests {
 
     #[test]
     fn condvar_wakes_only_the_notified_in_fifo_order() {
-        let g = Gate::Condvar {
-            waiting: vec![],
-            notified: vec![],
-        };
+        let g = Gate::Condvar(Box::default());
         let g = g.after_write(OpKind::CondvarWait, A, &[]);
         let g = g.after_write(OpKind::CondvarWait, B, &[]);
         assert!(!g.enabled(OpKind::CondvarWake, A, &[]));

@@ -135,10 +135,7 @@ impl Gate {
                 writer: false,
                 readers: 0,
             },
-            ObjectKind::Condvar => Gate::Condvar {
-                waiting: Vec::new(),
-                notified: Vec::new(),
-            },
+            ObjectKind::Condvar => Gate::Condvar(Box::default()),
             ObjectKind::Thread => Gate::Thread { exited: false },
             ObjectKind::Park => Gate::Park { token: false },
             ObjectKind::Cell | ObjectKind::Data => Gate::Open,
@@ -248,7 +245,7 @@ impl ObjectState {
 
     /// Whether a condvar notification chose `thread` and it has not woken.
     pub(crate) fn gate_notified(&self, thread: ThreadIdx) -> bool {
-        matches!(&self.gate, Gate::Condvar { notified, .. } if notified.contains(&thread))
+        matches!(&self.gate, Gate::Condvar(waiters) if waiters.notified.contains(&thread))
     }
 
     /// Advances the gate past `kind` by `thread`.
