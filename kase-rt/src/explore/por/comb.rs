@@ -419,10 +419,10 @@ impl Por {
         // Two accesses that only read commute: met through the object
         // alone (not the thread), they are never in conflict, and reads
         // of one write are most of a lock's or a flag's list.
-        let b_writes = self.u.get(b).kind.writes();
+        let b_writes = self.u.writes(b);
         let new_on_object = new_on_object
             .iter()
-            .filter(|&&x| b_writes || self.u.get(x).kind.writes());
+            .filter(|&&x| b_writes || self.u.writes(x));
         for &x in new_in_thread.iter().chain(new_on_object) {
             if self.u.immediate_conflict(x, b) {
                 entry.conflicts.push(x);
