@@ -23,11 +23,16 @@ impl Por {
         let mut event_spike = Some(self.spike(i, event, event)?);
         let mut d: Vec<EventId> = self
             .tree
-            .in_d
-            .keys()
+            .d_units
+            .iter()
             .copied()
             .filter(|&x| x != event)
             .collect();
+        self_check!(assert_eq!(
+            self.tree.d_units.len(),
+            self.tree.in_d.len(),
+            "D listed as it is"
+        ));
         d.sort_unstable();
         d.push(event);
         let targets: Vec<EventId> = match self.alternatives {

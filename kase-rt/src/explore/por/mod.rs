@@ -349,7 +349,11 @@ impl Por {
 
     /// Adds the unit whose last event is `rep` to `D` (once more).
     fn add_to_d(&mut self, rep: EventId) {
-        *self.tree.in_d.entry(rep).or_default() += 1;
+        let count = self.tree.in_d.entry(rep).or_default();
+        if *count == 0 {
+            self.tree.d_units.push(rep);
+        }
+        *count += 1;
         let first = self.unit_first(rep);
         if first != rep {
             self.tree.d_by_first.entry(first).or_default().push(rep);
@@ -364,6 +368,10 @@ impl Por {
         *count -= 1;
         if *count == 0 {
             self.tree.in_d.remove(&rep);
+            let units = &mut self.tree.d_units;
+            if let Some(i) = units.iter().rposition(|&u| u == rep) {
+                units.swap_remove(i);
+            }
         }
         let first = self.unit_first(rep);
         if let Some(reps) = self.tree.d_by_first.get_mut(&first) {

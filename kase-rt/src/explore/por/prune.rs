@@ -34,7 +34,7 @@ impl Por {
             return false;
         }
         let mut seeds: Vec<EventId> = self.run.config[..config_len].to_vec();
-        let d: Vec<EventId> = self.tree.in_d.keys().copied().collect();
+        let d = self.tree.d_units.clone();
         for rep in d {
             seeds.extend_from_slice(&self.unit_chain(rep));
         }
