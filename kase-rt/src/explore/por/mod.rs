@@ -14,7 +14,7 @@
 //! |---|---|
 //! | `U`, the events discovered so far | `Por::u`: [`Unfolding`] (`unfolding.rs`) |
 //! | event `e = ⟨a, H⟩` | [`unfolding::Event`], identified by its key `(thread, pred, obj_preds, extra)`: [`Unfolding::intern`], [`Unfolding::find`] |
-//! | label `h(e)` | `Event::{thread, kind, name}`; per `(thread, pred)` the first seen: [`Unfolding::label`] ([`unfolding::Label`]) |
+//! | label `h(e)` | `Event::{thread, kind, name}`; per `(thread, pred)` the first seen in `Por::labels` (`state::Label`) |
 //! | `[e]`, the local configuration | [`Unfolding::closure`]; summarised per event by `tmax` (Def. 7) and per-object frontiers |
 //! | `e ≤ e'` (causality) | [`Unfolding::leq`] (Theorem 6: `tmax` + the thread tree) |
 //! | `e # e'` (conflict) | [`Unfolding::conflict`] (Theorem 6 generalised: per object, the write tree and its reads) |
@@ -75,8 +75,8 @@ use crate::exec::{
 };
 
 use self::names::Name;
-use self::state::{Counters, CurrentRun, Node, Plan, Tree};
-use self::unfolding::{EventId, Frontier, Label, Unfolding};
+use self::state::{Counters, CurrentRun, Label, Node, Plan, Tree};
+use self::unfolding::{EventId, Frontier, Unfolding};
 use super::Explorer;
 
 /// How alternatives are computed ([QPOR, Def. 5]: k-partial alternatives).
@@ -100,6 +100,9 @@ pub(crate) struct Por {
     u: Unfolding,
     /// Full or k-partial alternatives ([QPOR, Def. 5]).
     alternatives: Alternatives,
+    /// Thread `t`'s action after event `p` is a function of `p`: what each
+    /// such action was when first seen.
+    labels: Map<(ThreadIdx, Option<EventId>), Label>,
     /// The name of each thread's thread object (the same in every
     /// execution, so it is never minted anew nor merged).
     thread_names: Map<ThreadIdx, Name>,
@@ -147,6 +150,7 @@ impl Por {
         Por {
             u: Unfolding::default(),
             alternatives,
+            labels: Map::default(),
             thread_names: Map::default(),
             tree: Tree::default(),
             conflict_cache: Default::default(),
@@ -191,7 +195,7 @@ impl Por {
         if let Some(o) = &self.run.objects[i] {
             return o.name;
         }
-        let name = match (owner, self.u.label(t, pred).and_then(|l| l.name)) {
+        let name = match (owner, self.labels.get(&(t, pred)).and_then(|l| l.name)) {
             (Some(thread), _) => *self
                 .thread_names
                 .entry(thread)
@@ -261,7 +265,7 @@ impl Por {
             location: ev.location,
             name,
         };
-        let seen = self.u.label_or_insert(t, pred, here);
+        let seen = *self.labels.entry((t, pred)).or_insert(here);
         if (seen.kind, seen.location) != (kind, ev.location) && self.run.diverged.is_none() {
             self.run.diverged = Some(format!(
                 "at step {} {t} performed {} at {}, but after the same history an earlier execution \

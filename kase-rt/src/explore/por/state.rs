@@ -3,14 +3,25 @@
 //! each backtrack), what the next execution follows ([`Plan`], set by line
 //! 12), what the current execution produced so far ([`CurrentRun`], reset
 //! before each execution) and the counters the report shows ([`Counters`]).
-//! `U` itself (with the labels) and the names live in [`Por`](super::Por).
+//! `U` itself, the labels and the names live in [`Por`](super::Por).
 
+use std::panic::Location;
 
 use super::names::Name;
 use super::unfolding::{EventId, Frontier};
 use crate::exec::dependence::Access;
-use crate::exec::ThreadIdx;
+use crate::exec::{OpKind, ThreadIdx};
 use crate::fast_hash::{Map, Set};
+
+/// What thread `t` did after event `p` (a function of `p` in a deterministic
+/// model): a different operation or location later is nondeterminism, a
+/// different object name means both names denote one object.
+#[derive(Clone, Copy)]
+pub(super) struct Label {
+    pub(super) kind: OpKind,
+    pub(super) location: &'static Location<'static>,
+    pub(super) name: Option<Name>,
+}
 
 /// The object state the explorer shadows for one runtime object.
 pub(super) struct ObjState {

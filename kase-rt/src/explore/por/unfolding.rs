@@ -1,8 +1,6 @@
 //! The prime event structure `U`: events discovered so far, with causality
 //! and conflict. See `POR-DESIGN.md` for the definitions.
 
-use std::panic::Location;
-
 use crate::fast_hash::{Map, Set};
 
 use crate::exec::dependence::{Access, LastAccesses};
@@ -40,26 +38,6 @@ const FEW_PREDS: usize = 8;
 /// the library comparison's call (`memcmp` took a quarter of disp(5,4)).
 fn same_ids(a: &[EventId], b: &[EventId]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
-}
-
-/// What thread `t` did after event `p` (a function of `p` in a deterministic
-/// model), `h(e)` of its events there: a different operation or location
-/// later is nondeterminism, a different object name means both names denote
-/// one object.
-#[derive(Clone, Copy)]
-pub(crate) struct Label {
-    pub(crate) kind: OpKind,
-    pub(crate) location: &'static Location<'static>,
-    pub(crate) name: Option<Name>,
-}
-
-/// The events of one thread right after one predecessor, and the label of
-/// its action there as first run (events placed by `cexp` and never run
-/// have none yet).
-#[derive(Default)]
-struct After {
-    events: IdList,
-    label: Option<Label>,
 }
 
 /// A neighbour list (`Unfolding::by_thread`, `by_name`): most hold one
@@ -278,9 +256,8 @@ pub(crate) struct Unfolding {
     by_key: KeyIndex,
     pub names: NameUnion,
     /// Events by thread and by object name: an event's immediate conflicts
-    /// share one of the two. By thread, with the label of what the thread
-    /// did there (one table for both: each is looked up per event).
-    by_thread: Map<(ThreadIdx, Option<EventId>), After>,
+    /// share one of the two.
+    by_thread: Map<(ThreadIdx, Option<EventId>), IdList>,
     by_name: Map<Name, Map<Option<EventId>, IdList>>,
     /// The kind of object each name denotes (for its initial gate).
     kinds: Map<Name, ObjectKind>,
@@ -341,10 +318,9 @@ impl Unfolding {
         // empty list): names and predecessors of pruned events would
         // otherwise pile up, one or more per execution, and every pruning
         // would walk them all.
-        // A label describes what follows a kept event (or a thread's start).
-        self.by_thread.retain(|&(_, pred), after| {
-            after.events.retain(live);
-            !after.events.is_empty() || (after.label.is_some() && pred.map_or(true, |p| live(&p)))
+        self.by_thread.retain(|_, list| {
+            list.retain(live);
+            !list.is_empty()
         });
         self.by_name.retain(|_, lists| {
             lists.retain(|_, list| {
@@ -470,29 +446,8 @@ impl Unfolding {
         let same_thread = self
             .by_thread
             .get(&(ev.thread, ev.pred))
-            .map_or(&[][..], |after| after.events.as_slice());
+            .map_or(&[][..], IdList::as_slice);
         (same_thread, same_object)
-    }
-
-    /// The label of `t`'s action after `pred`, if it ran before.
-    pub(crate) fn label(&self, t: ThreadIdx, pred: Option<EventId>) -> Option<Label> {
-        self.by_thread.get(&(t, pred)).and_then(|after| after.label)
-    }
-
-    /// The label of `t`'s action after `pred`: the one first seen, or
-    /// `here` if it is the first.
-    pub(crate) fn label_or_insert(
-        &mut self,
-        t: ThreadIdx,
-        pred: Option<EventId>,
-        here: Label,
-    ) -> Label {
-        *self
-            .by_thread
-            .entry((t, pred))
-            .or_default()
-            .label
-            .get_or_insert(here)
     }
 
     /// Whether two events of one thread after one predecessor may be in
@@ -691,11 +646,7 @@ impl Unfolding {
         }
         self.live += 1;
         self.by_key.insert(hash, id);
-        self.by_thread
-            .entry((thread, pred))
-            .or_default()
-            .events
-            .push(id);
+        self.by_thread.entry((thread, pred)).or_default().push(id);
         if let Some(n) = name {
             self.by_name
                 .entry(self.names.find(n))
