@@ -252,6 +252,27 @@ impl Por {
         // The first event's neighbour lists serve both the stamp and the
         // scan below (most units are that one event).
         let first_lists = self.u.neighbour_lists(unit[0]);
+        // Every node's list is a filter of the unit's immediate conflicts:
+        // a unit without any has only empty lists, known from the
+        // conflicts found so far (brought up to date here) without the
+        // nodes' tables. On mpat(6) 72 % of the calls are for such units
+        // (disp(5,4) 19 %, pol(12,3) 27 %), and the lookup in the top
+        // node's table was most of their cost (cache misses).
+        let mut conflicts = false;
+        for (i, &b) in unit.iter().enumerate() {
+            let lists = if i == 0 {
+                first_lists
+            } else {
+                self.u.neighbour_lists(b)
+            };
+            if self.immediate_conflicts(b, lists, usize::MAX, |_| {}) > 0 {
+                conflicts = true;
+                break;
+            }
+        }
+        if !conflicts {
+            return false;
+        }
         let stamp = Some(self.neighbour_stamp(&unit, first_lists));
         let mut chain = self.chain_buf.borrow_mut();
         chain.clear();
