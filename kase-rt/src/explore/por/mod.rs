@@ -372,6 +372,8 @@ impl Por {
         *count -= 1;
         if *count == 0 {
             self.tree.in_d.remove(&rep);
+            // Searched from the end: nodes are popped deepest first, so
+            // the unit leaving is mostly among the last added.
             let units = &mut self.tree.d_units;
             if let Some(i) = units.iter().rposition(|&u| u == rep) {
                 units.swap_remove(i);

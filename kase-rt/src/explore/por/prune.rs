@@ -34,8 +34,7 @@ impl Por {
             return false;
         }
         let mut seeds: Vec<EventId> = self.run.config[..config_len].to_vec();
-        let d = self.tree.d_units.clone();
-        for rep in d {
+        for &rep in &self.tree.d_units {
             seeds.extend_from_slice(&self.unit_chain(rep));
         }
         let mut all_targets = Set::default();
