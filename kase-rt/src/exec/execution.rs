@@ -70,6 +70,10 @@ pub struct Execution {
     /// Events get dependence clocks (always with peeking, whose checks
     /// read them).
     dependence_clocks: bool,
+    /// Each event keeps a copy of its dependence clock (`Event::clock`):
+    /// only when the explorer asked for dependence clocks, not when
+    /// peeking turned them on.
+    event_clocks: bool,
     /// The spin rule's decisions in this exploration (`exec/spin`).
     spin_memo: SpinMemo,
     /// The pure parts of critical sections so far (with peeking).
@@ -213,6 +217,7 @@ impl Execution {
             peeking: false,
             peeking_at_spawn: limits.peeking,
             dependence_clocks: limits.dependence_clocks,
+            event_clocks: limits.dependence_clocks,
             spin_memo: limits.spin_memo.clone(),
             sections,
             spare_clocks,
@@ -376,7 +381,7 @@ impl Execution {
         } = std::mem::take(&mut self.sections);
         spare_releases.extend(
             all.drain(..)
-                .map(|section| section.release)
+                .flat_map(|section| [section.release, section.start_clock])
                 .filter(VectorClock::on_heap),
         );
         spare.sections = Sections {
@@ -704,25 +709,31 @@ impl Execution {
         let action = pending.action;
         let t = action.thread;
         let access = action.kind.props().access;
-        let clocks = self.dependence_clocks;
-        let mut clock = VectorClock::new();
-        if clocks {
-            clock = self.spare_clocks.pop().unwrap_or_default();
-            clock.clone_from(&self.thread(t).clock);
-            if let Some(object) = action.object {
-                for depended in self.objects[object.0 as usize]
-                    .dependence
-                    .depended_on(access)
-                {
-                    clock.join(depended);
-                }
-            }
-        }
-        let thread = self.thread_mut(t);
+        let threads = &mut self.threads;
+        let thread = threads[t.index()].as_mut().or_internal("unknown thread");
         thread.events += 1;
-        if clocks {
-            clock.set(t, thread.events);
-            thread.clock.clone_from(&clock);
+        // The thread's dependence clock takes in what the event depends on,
+        // in place. Each event keeps its own copy only for an explorer that
+        // reads them (`event_clocks`); peeking needs the thread's and the
+        // objects' clocks only (`exec/peek`), and a copy per event was most
+        // of an event's cost in a model of more threads than a clock holds
+        // inline.
+        let mut clock = VectorClock::new();
+        if self.dependence_clocks {
+            if let Some(object) = action.object {
+                let dependence = &mut self.objects[object.0 as usize].dependence;
+                for depended in dependence.depended_on(access) {
+                    thread.clock.join(depended);
+                }
+                thread.clock.set(t, thread.events);
+                dependence.record_clock(&thread.clock, access);
+            } else {
+                thread.clock.set(t, thread.events);
+            }
+            if self.event_clocks {
+                clock = self.spare_clocks.pop().unwrap_or_default();
+                clock.clone_from(&thread.clock);
+            }
         }
         if let Some(call) = thread.call.as_mut() {
             // An upgrade ends the pure part of an earlier critical section
@@ -732,11 +743,6 @@ impl Execution {
             }
         }
         let call = thread.call.map(Box::new);
-        if let Some(object) = action.object.filter(|_| clocks) {
-            self.objects[object.0 as usize]
-                .dependence
-                .record_clock(&clock, access);
-        }
         if self.weak.is_none() {
             self.atomic_bits.push((0, 0));
         }
@@ -1101,11 +1107,9 @@ impl Execution {
         };
         let child = self.interner.child(parent, nth, name);
         let object = self.add_object(ObjectDetail::Thread(child));
-        let clock = self
-            .events
-            .last()
-            .map(|e| e.clock.clone())
-            .unwrap_or_default();
+        // The spawn event's dependence clock (events keep no copy of theirs
+        // unless the explorer asked, `event_clocks`).
+        let clock = self.thread(parent).clock.clone();
         let mut state = ThreadState::new(child, object, clock);
         state.hb = ThreadHb::new(child, &self.thread(parent).hb.clock);
         state.spawner = Some(parent);
@@ -1150,9 +1154,6 @@ impl Execution {
                 .as_mut()
                 .or_internal("the spawning thread exists");
             thread.clock.set(parent, thread.events);
-            if let Some(spawn) = self.events.last_mut() {
-                spawn.clock.clone_from(&thread.clock);
-            }
         }
     }
 

@@ -146,8 +146,14 @@ pub(crate) struct Section {
     pub shared: bool,
     /// Event index of its `PeekLock`.
     pub start: usize,
+    /// Its thread's dependence clock at its `PeekLock` (events keep no
+    /// copy of theirs under peeking).
+    pub start_clock: VectorClock,
     /// Event index of its `PeekUnlock` or `Upgrade`, once it ended.
     pub end: Option<usize>,
+    /// That event's number in its thread (its own entry in its dependence
+    /// clock), once it ended.
+    pub end_seq: u32,
     /// Its thread's happens-before clock at the end.
     pub release: VectorClock,
 }
@@ -158,6 +164,9 @@ pub(crate) struct AccessTag {
     /// Its event index.
     pub event: usize,
     pub thread: ThreadIdx,
+    /// The event's number in its thread (its own entry in its dependence
+    /// clock).
+    pub seq: u32,
     /// The pure part it belongs to, if any.
     pub section: Option<usize>,
     /// Locks its thread held (upgraded or pure) when it ran.
@@ -189,6 +198,8 @@ pub(crate) struct Sections {
 pub(crate) struct DirectTag {
     pub event: usize,
     pub thread: ThreadIdx,
+    /// [`AccessTag::seq`].
+    pub seq: u32,
     pub section: Option<usize>,
     /// Whether its thread held the new access's own section's lock (in a
     /// mode that excludes the new access's section).
@@ -268,7 +279,9 @@ mod tests {
             lock: ObjectIdx(2),
             shared: false,
             start: 0,
+            start_clock: VectorClock::new(),
             end: None,
+            end_seq: 0,
             release: VectorClock::new(),
         };
         let (sent, received) = (Location::caller(), Location::caller());

@@ -114,12 +114,16 @@ impl Execution {
         let t = action.thread;
         let section = match (action.kind, action.object) {
             (OpKind::PeekLock | OpKind::PeekReadLock, Some(lock)) => {
+                let mut start_clock = self.sections.spare_releases.pop().unwrap_or_default();
+                start_clock.clone_from(&self.thread(t).clock);
                 self.sections.all.push(Section {
                     thread: t,
                     lock,
                     shared: action.kind == OpKind::PeekReadLock,
                     start: at,
+                    start_clock,
                     end: None,
+                    end_seq: 0,
                     // Empty until the part ends (a recycled clock keeps
                     // only its allocation).
                     release: self
@@ -157,6 +161,7 @@ impl Execution {
                 .map(|tag| DirectTag {
                     event: tag.event,
                     thread: tag.thread,
+                    seq: tag.seq,
                     section: tag.section,
                     held_mine: mine.is_some_and(|m| {
                         tag.holds
@@ -205,8 +210,7 @@ impl Execution {
                     // upgrade, on the lock itself) puts this access after
                     // the whole part, not in its middle.
                     let ordered = other.end.is_some_and(|e| {
-                        e == tag.event
-                            || before.get(other.thread) >= self.events[e].clock.get(other.thread)
+                        e == tag.event || before.get(other.thread) >= other.end_seq
                     });
                     if !ordered {
                         violation = Some((s, t, at));
@@ -218,10 +222,8 @@ impl Execution {
                     let other = &self.sections.all[o];
                     mine.excludes(other.lock, other.shared)
                 }) || tag.held_mine;
-                let start = &self.events[self.sections.all[s].start].clock;
-                if !in_section
-                    && start.get(tag.thread) < self.events[tag.event].clock.get(tag.thread)
-                {
+                let start = &self.sections.all[s].start_clock;
+                if !in_section && start.get(tag.thread) < tag.seq {
                     violation = Some((s, tag.thread, tag.event));
                 }
             }
@@ -300,6 +302,7 @@ impl Execution {
                     let thread = self.threads[t.index()]
                         .as_ref()
                         .or_internal("unknown thread");
+                    record.end_seq = thread.events;
                     record.release.clone_from(&thread.hb.clock);
                 }
                 let thread = self.thread_mut(t);
@@ -340,6 +343,7 @@ impl Execution {
             let tag = AccessTag {
                 event: at,
                 thread: t,
+                seq: self.thread(t).events,
                 section,
                 holds,
             };
