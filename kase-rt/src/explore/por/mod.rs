@@ -354,10 +354,16 @@ impl Por {
     /// Adds the unit whose last event is `rep` to `D` (once more).
     fn add_to_d(&mut self, rep: EventId) {
         let count = self.tree.in_d.entry(rep).or_default();
-        if *count == 0 {
-            self.tree.d_units.push(rep);
-        }
         *count += 1;
+        if *count == 1 {
+            self.tree.d_units.push(rep);
+            let t = self.u.get(rep).thread.index();
+            let d_threads = &mut self.tree.d_threads;
+            if d_threads.len() <= t {
+                d_threads.resize(t + 1, 0);
+            }
+            d_threads[t] += 1;
+        }
         let first = self.unit_first(rep);
         if first != rep {
             self.tree.d_by_first.entry(first).or_default().push(rep);
@@ -378,6 +384,7 @@ impl Por {
             if let Some(i) = units.iter().rposition(|&u| u == rep) {
                 units.swap_remove(i);
             }
+            self.tree.d_threads[self.u.get(rep).thread.index()] -= 1;
         }
         let first = self.unit_first(rep);
         if let Some(reps) = self.tree.d_by_first.get_mut(&first) {
@@ -392,6 +399,11 @@ impl Por {
 
     /// Whether the unit thread `t` would run now is in `D`.
     fn next_unit_in_d(&self, exec: &Execution, t: ThreadIdx) -> bool {
+        // A unit is one thread's events: without a unit of `t` in `D` the
+        // lookup of its next event is not needed.
+        if self.tree.d_threads.get(t.index()).map_or(true, |&n| n == 0) {
+            return false;
+        }
         match self.would_be(exec, t) {
             None => false,
             Some(e) if self.u.get(e).kind.starts_pure_part() => self.unit_in_d(e),

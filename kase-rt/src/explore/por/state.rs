@@ -106,6 +106,10 @@ pub(super) struct Tree {
     /// largest `D` of the run, and listing its keys walked all of it (a
     /// fifteenth of pol(12,3)'s simulated L1 misses, cachegrind).
     pub(super) d_units: Vec<EventId>,
+    /// How many units of `d_units` each thread has (by thread index): a
+    /// thread with none cannot run into `D`, and asking which event it
+    /// would run next is a lookup in `U` (`Por::next_unit_in_d`).
+    pub(super) d_threads: Vec<u32>,
     /// The units of `D` that are pure parts, by their first event.
     pub(super) d_by_first: Map<EventId, Vec<EventId>>,
     /// Emptied spike caches of popped nodes, for new ones (each grew its
