@@ -40,9 +40,8 @@ impl Por {
         let mut all_targets = Set::default();
         for n in 0..self.tree.nodes.len() {
             let node = &self.tree.nodes[n];
-            let mut targets = node.added.clone();
-            targets.extend(node.event.map(|e| self.unit_rep(e)));
-            for rep in targets {
+            let own = node.event.map(|e| self.unit_rep(e));
+            for &rep in node.added.iter().chain(own.iter()) {
                 seeds.extend_from_slice(&self.unit_chain(rep));
                 self.spike_candidates(n, rep, |candidates| seeds.extend(candidates));
                 all_targets.insert(rep);
