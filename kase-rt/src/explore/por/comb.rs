@@ -17,38 +17,52 @@ impl Por {
     pub(super) fn alternative(&self, i: usize, event: EventId) -> Option<Set<EventId>> {
         let config_len = self.tree.nodes[i].config_len;
         let in_c = |x: EventId| self.run.pos.get(x).is_some_and(|p| p < config_len);
+        // The lists are built in buffers kept between calls: an alternative
+        // is sought at every node a backtrack passes, and its own vectors
+        // (`D` listed, the targets, a spike each) were a tenth of what an
+        // execution allocated.
+        let mut scratch = self.alt_scratch.borrow_mut();
+        let AltScratch {
+            targets,
+            spikes,
+            ranges,
+            chosen,
+        } = &mut *scratch;
+        spikes.clear();
+        ranges.clear();
+        chosen.clear();
         // `event`'s own spike first: most nodes a backtrack passes have no
         // alternative because `event` has no immediate conflict left to
         // take, and that is then known before `D` is even listed.
-        let mut event_spike = Some(self.spike(i, event, event)?);
-        let mut d: Vec<EventId> = self
-            .tree
-            .d_units
-            .iter()
-            .copied()
-            .filter(|&x| x != event)
-            .collect();
+        if !self.spike(i, event, event, spikes) {
+            return None;
+        }
+        let event_spike = (0, spikes.len());
+        targets.clear();
+        targets.extend(self.tree.d_units.iter().copied().filter(|&x| x != event));
         self_check!(assert_eq!(
             self.tree.d_units.len(),
             self.tree.in_d.len(),
             "D listed as it is"
         ));
-        d.sort_unstable();
-        d.push(event);
-        let targets: Vec<EventId> = match self.alternatives {
-            Alternatives::Optimal => d,
-            // `event` (last in `d`) first, then the most recently added.
-            Alternatives::KPartial(k) => d.iter().rev().take(k.max(1)).copied().collect(),
-        };
-        let mut spikes = Vec::with_capacity(targets.len());
-        for &target in &targets {
-            let spike = match event_spike.take_if(|_| target == event) {
-                Some(spike) => spike,
-                None => self.spike(i, event, target)?,
-            };
-            spikes.push((target, spike));
+        targets.sort_unstable();
+        targets.push(event);
+        if let Alternatives::KPartial(k) = self.alternatives {
+            // `event` (last) first, then the most recently added.
+            targets.reverse();
+            targets.truncate(k.max(1));
         }
-        let mut chosen = Vec::new();
+        for &target in targets.iter() {
+            if target == event {
+                ranges.push((target, event_spike.0, event_spike.1));
+                continue;
+            }
+            let start = spikes.len();
+            if !self.spike(i, event, target, spikes) {
+                return None;
+            }
+            ranges.push((target, start, spikes.len()));
+        }
         let mut found = None;
         let mut accept = |chosen: &[EventId]| {
             let clue = self.u.closure(chosen.iter().copied(), in_c);
@@ -59,34 +73,42 @@ impl Por {
                 false
             }
         };
-        self.combine(&spikes, &mut chosen, &mut accept);
+        self.combine(ranges, spikes, chosen, &mut accept);
         found
     }
 
-    /// The spike of `target` at node `i`, whose unit `event` is being
-    /// added to `D`: the immediate conflicts of the target's unit that a
-    /// clue may take, sorted; `None` if there is none (or the deadline
-    /// passed, which `advance` then sees).
-    fn spike(&self, i: usize, event: EventId, target: EventId) -> Option<Vec<EventId>> {
+    /// Appends to `spikes` the spike of `target` at node `i`, whose unit
+    /// `event` is being added to `D`: the immediate conflicts of the
+    /// target's unit that a clue may take, sorted. Returns false (and
+    /// appends nothing) if there is none (or the deadline passed, which
+    /// `advance` then sees).
+    fn spike(&self, i: usize, event: EventId, target: EventId, spikes: &mut Vec<EventId>) -> bool {
         if self.budget.expired() {
-            return None;
+            return false;
         }
         // A unit (a pure part of a critical section) conflicts with
         // whatever conflicts with one of its events. Node `i`'s lists avoid
         // its configuration and D but for `event`, which joins D only when
         // a clue is found.
-        let mut spike: Vec<EventId> = Vec::new();
+        let start = spikes.len();
         self.spike_candidates(i, target, |candidates| {
-            spike.extend(
+            spikes.extend(
                 candidates
                     .iter()
                     .copied()
                     .filter(|&x| !self.u.leq(event, x)),
             )
         });
-        spike.sort_unstable();
-        spike.dedup();
-        (!spike.is_empty()).then_some(spike)
+        spikes[start..].sort_unstable();
+        let mut kept = start;
+        for k in start..spikes.len() {
+            if kept == start || spikes[k] != spikes[kept - 1] {
+                spikes[kept] = spikes[k];
+                kept += 1;
+            }
+        }
+        spikes.truncate(kept);
+        kept > start
     }
 
     /// The maximal events of the first `config_len` events of `C` that are
@@ -287,8 +309,16 @@ impl Por {
             let node = &nodes[k];
             let mut cache = node.spikes.borrow_mut();
             self.validate_spikes(k, &mut cache);
-            let SpikeCache { moved, entries, .. } = &mut *cache;
-            let entry = entries.entry(rep).or_default();
+            let SpikeCache {
+                moved,
+                entries,
+                spare_lists,
+                ..
+            } = &mut *cache;
+            let entry = entries.entry(rep).or_insert_with(|| SpikeEntry {
+                candidates: spare_lists.pop().unwrap_or_default(),
+                ..SpikeEntry::default()
+            });
             if entry.stamp != stamp {
                 // Built on first use: most lists a node refreshes have
                 // nothing new to filter.
@@ -384,7 +414,7 @@ impl Por {
     fn validate_spikes(&self, k: usize, cache: &mut SpikeCache) {
         let node = &self.tree.nodes[k];
         if cache.generation != self.u.generation() || !cache.valid {
-            cache.entries.clear();
+            cache.recycle_entries();
             cache.generation = self.u.generation();
             cache.valid = true;
             // Merged names reorder its objects: built again when needed.
@@ -564,24 +594,25 @@ impl Por {
     /// `accept` takes.
     fn combine(
         &self,
-        spikes: &[(EventId, Vec<EventId>)],
+        ranges: &[(EventId, usize, usize)],
+        spikes: &[EventId],
         chosen: &mut Vec<EventId>,
         accept: &mut dyn FnMut(&[EventId]) -> bool,
     ) -> bool {
         if self.budget.expired() {
             return true; // stop searching: `advance` sees the deadline
         }
-        let Some(((target, spike), rest)) = spikes.split_first() else {
+        let Some((&(target, from, to), rest)) = ranges.split_first() else {
             return accept(chosen);
         };
         // A pick for an earlier spike may already conflict with this target.
-        if chosen.iter().any(|&c| self.u.conflict(c, *target)) {
-            return self.combine(rest, chosen, accept);
+        if chosen.iter().any(|&c| self.u.conflict(c, target)) {
+            return self.combine(rest, spikes, chosen, accept);
         }
-        for &x in spike {
+        for &x in &spikes[from..to] {
             if chosen.iter().all(|&c| !self.u.conflict(c, x)) {
                 chosen.push(x);
-                if self.combine(rest, chosen, accept) {
+                if self.combine(rest, spikes, chosen, accept) {
                     return true;
                 }
                 chosen.pop();
@@ -589,6 +620,19 @@ impl Por {
         }
         false
     }
+}
+
+/// [`Por::alternative`]'s buffers, kept between calls.
+#[derive(Default)]
+pub(super) struct AltScratch {
+    /// The units of `D` whose spikes are combined, `event`'s among them.
+    targets: Vec<EventId>,
+    /// The spikes, one after the other.
+    spikes: Vec<EventId>,
+    /// Each target and its spike's range in `spikes`, in `targets`' order.
+    ranges: Vec<(EventId, usize, usize)>,
+    /// The combination being built.
+    chosen: Vec<EventId>,
 }
 
 /// Immediate conflicts found so far, per event (see
@@ -629,12 +673,32 @@ pub(super) struct SpikeCache {
     /// How many of the node's added units the entries were filtered by.
     d_applied: usize,
     entries: Map<EventId, SpikeEntry>,
+    /// Emptied candidate lists of dropped entries, for new ones (a list
+    /// each was the comb's most frequent allocation).
+    spare_lists: Vec<Vec<EventId>>,
 }
 
 /// A recycled node's table keeps room for at least this many entries.
 const SPARE_ENTRIES: usize = 16;
 
+/// A cache keeps at most this many emptied candidate lists, each of at
+/// most `SPARE_LIST_ROOM` entries' room (memory stays that of the lists in
+/// use).
+const SPARE_LISTS: usize = 8;
+const SPARE_LIST_ROOM: usize = 32;
+
 impl SpikeCache {
+    /// Drops every entry, keeping a few of their lists for new entries.
+    fn recycle_entries(&mut self) {
+        for (_, entry) in self.entries.drain() {
+            let mut list = entry.candidates;
+            if self.spare_lists.len() < SPARE_LISTS && list.capacity() <= SPARE_LIST_ROOM {
+                list.clear();
+                self.spare_lists.push(list);
+            }
+        }
+    }
+
     /// Empties it for another node, keeping its table's allocation sized
     /// to what this node used: a table keeps its capacity when cleared, so
     /// recycled tables would each grow to the most units any node ever
@@ -642,14 +706,15 @@ impl SpikeCache {
     /// MB peak). Dropping large tables instead cost 1.5 % more instructions
     /// on mpat(5), growing them again.
     pub(super) fn reset(&mut self) {
+        let used = self.entries.len().max(SPARE_ENTRIES);
+        self.recycle_entries();
         let mut entries = std::mem::take(&mut self.entries);
-        let used = entries.len().max(SPARE_ENTRIES);
-        entries.clear();
         if entries.capacity() > 4 * used {
             entries.shrink_to(used);
         }
         *self = SpikeCache {
             entries,
+            spare_lists: std::mem::take(&mut self.spare_lists),
             ..SpikeCache::default()
         };
     }

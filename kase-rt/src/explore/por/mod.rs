@@ -113,6 +113,8 @@ pub(crate) struct Por {
     conflict_cache: std::cell::RefCell<comb::ConflictCache>,
     /// Scratch for the comb's walk up the tree (`Por::refresh_spikes`).
     chain_buf: std::cell::RefCell<Vec<usize>>,
+    /// [`alternative`](Self::alternative)'s buffers.
+    alt_scratch: std::cell::RefCell<comb::AltScratch>,
     /// Scratch for the frontiers of what moved below a node
     /// (`Por::moved_since`).
     moved_builder: std::cell::RefCell<frontiers::FrontiersBuilder>,
@@ -155,6 +157,7 @@ impl Por {
             tree: Tree::default(),
             conflict_cache: Default::default(),
             chain_buf: Default::default(),
+            alt_scratch: Default::default(),
             moved_builder: Default::default(),
             chains: Default::default(),
             stats: Counters::default(),
