@@ -3,7 +3,10 @@
 //!
 //! The scheduler only uses the [`Continuation`] and [`Suspend`] traits, so an
 //! OS-thread backend (handing off through `parking_lot`) can sit beside the
-//! coroutine backend below without touching the rest of `exec`.
+//! coroutine backend below without touching the rest of `exec` but the
+//! driver's choice of backend. The driver holds the backend's threads by
+//! value, not boxed: a box per thread, and one for its body, were two of the
+//! few allocations an execution made per spawned thread.
 
 use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -22,7 +25,7 @@ pub(crate) enum Resumed {
 }
 
 /// A suspended model thread.
-pub(crate) trait Continuation {
+pub(crate) trait Continuation: Sized {
     /// Runs the thread until it suspends or finishes.
     fn resume(&mut self) -> Resumed;
 
@@ -35,10 +38,10 @@ pub(crate) trait Continuation {
     /// Last resort when unwinding is impossible (the driver itself is
     /// panicking: a second unwind would abort): never resume the thread and
     /// leak its stack, so nothing it references is freed under it.
-    fn leak(self: Box<Self>);
+    fn leak(self);
 
     /// Hands the resources of a finished thread back for reuse.
-    fn recycle(self: Box<Self>, pool: &mut StackPool);
+    fn recycle(self, pool: &mut StackPool);
 }
 
 /// How the running model thread hands control back to the scheduler.
@@ -52,9 +55,6 @@ impl Suspend for Yielder<(), ()> {
         Yielder::suspend(self, ())
     }
 }
-
-/// A thread body. It receives its suspender, valid until the body returns.
-pub(crate) type Body<'a> = Box<dyn FnOnce(&dyn Suspend) + 'a>;
 
 /// Coroutine stacks, kept across executions so that an execution does not pay
 /// for `mmap`/`munmap` per thread.
@@ -145,21 +145,22 @@ impl CoroutineThread {
     /// sure the coroutine has finished (and been recycled) or been abandoned
     /// before `'a` ends; an abandoned coroutine is never resumed again, so the
     /// borrowed data is not touched after that.
-    pub(crate) unsafe fn boxed<'a>(
+    /// The body receives its suspender, valid until the body returns.
+    pub(crate) unsafe fn new<'a>(
         pool: &mut StackPool,
         thread: u32,
-        body: Body<'a>,
-    ) -> Box<dyn Continuation + 'a> {
+        body: impl FnOnce(&dyn Suspend) + 'a,
+    ) -> CoroutineThread {
         let (registration, stack) = pool.take();
         registration.set_thread(thread);
         let func = move |yielder: &Yielder<(), ()>, ()| body(yielder);
         // SAFETY: the lifetime obligation is passed on to our caller (see the
         // function's safety section); `()` inputs and outputs are 'static.
         let coroutine = unsafe { Coroutine::with_stack_unchecked(stack, func) };
-        Box::new(CoroutineThread {
+        CoroutineThread {
             coroutine,
             registration,
-        })
+        }
     }
 }
 
@@ -178,7 +179,7 @@ impl Continuation for CoroutineThread {
         self.coroutine.force_unwind();
     }
 
-    fn leak(self: Box<Self>) {
+    fn leak(self) {
         // Forgetting the coroutine keeps its stack mapped forever, so the
         // suspended frames (and anything borrowed or pinned by them) are
         // never freed. It is only used while the driver is already panicking;
@@ -187,11 +188,11 @@ impl Continuation for CoroutineThread {
         std::mem::forget(self);
     }
 
-    fn recycle(self: Box<Self>, pool: &mut StackPool) {
+    fn recycle(self, pool: &mut StackPool) {
         let CoroutineThread {
             coroutine,
             registration,
-        } = *self;
+        } = self;
         pool.free.push((registration, coroutine.into_stack()));
     }
 }
@@ -208,7 +209,7 @@ mod tests {
         for round in 0..3 {
             // SAFETY: both coroutines finish before `log` goes out of scope.
             let mut a = unsafe {
-                CoroutineThread::boxed(
+                CoroutineThread::new(
                     &mut pool,
                     0,
                     Box::new(|s: &dyn Suspend| {
@@ -220,7 +221,7 @@ mod tests {
             };
             // SAFETY: as above.
             let mut b = unsafe {
-                CoroutineThread::boxed(
+                CoroutineThread::new(
                     &mut pool,
                     1,
                     Box::new(|_: &dyn Suspend| log.borrow_mut().push("b")),
@@ -248,7 +249,7 @@ mod tests {
         let mut pool = StackPool::new(64 * 1024);
         // SAFETY: the coroutine is unwound before `dropped` goes away.
         let mut c = unsafe {
-            CoroutineThread::boxed(
+            CoroutineThread::new(
                 &mut pool,
                 0,
                 Box::new(|s: &dyn Suspend| {

@@ -14,7 +14,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use super::action::ThreadIdx;
-use super::continuation::{Body, Continuation, CoroutineThread, Resumed, StackPool, Suspend};
+use super::continuation::{Continuation, CoroutineThread, Resumed, StackPool, Suspend};
 use super::execution::{Buffers, Execution};
 use super::heap::mode::Mode;
 use super::object::ObjectState;
@@ -26,8 +26,11 @@ use super::weak::WeakMemory;
 use super::EXECUTION;
 
 /// The body every model thread runs: the user's closure, then its exit.
-fn thread_body<'a>(thread: ThreadIdx, body: Box<dyn FnOnce() + 'a>) -> Body<'a> {
-    Box::new(move |suspender: &dyn Suspend| {
+fn thread_body<'a>(
+    thread: ThreadIdx,
+    body: Box<dyn FnOnce() + 'a>,
+) -> impl FnOnce(&dyn Suspend) + 'a {
+    move |suspender: &dyn Suspend| {
         // SAFETY: only the lifetime is erased. The pointer is cleared in
         // `perform_exit` before the body returns, and only dereferenced while
         // this thread runs, i.e. while `suspender` is alive.
@@ -69,14 +72,14 @@ fn thread_body<'a>(thread: ThreadIdx, body: Box<dyn FnOnce() + 'a>) -> Body<'a> 
             unsafe { (*suspender).suspend() };
         }
         super::with(|e| e.perform_exit());
-    })
+    }
 }
 
 /// The continuations of one execution's threads, by [`ThreadIdx`]. A
 /// thread's is taken out of the table while it runs, so that a join it
 /// makes can reach the thread it joins (`Settle`).
 struct Continuations<'a, 'p> {
-    threads: RefCell<Vec<Option<Box<dyn Continuation + 'a>>>>,
+    threads: RefCell<Vec<Option<CoroutineThread>>>,
     pool: RefCell<&'p mut StackPool>,
     exec: &'a RefCell<Execution>,
     /// Told when model code runs, so the watchdog ignores the explorer's
@@ -91,10 +94,10 @@ impl<'a> Continuations<'a, '_> {
     ///
     /// Whatever `body` borrows must outlive `self`: every continuation is
     /// finished, or unwound when `self` is dropped.
-    unsafe fn start(&self, t: ThreadIdx, body: Body<'a>) {
+    unsafe fn start(&self, t: ThreadIdx, body: impl FnOnce(&dyn Suspend) + 'a) {
         let mut pool = self.pool.borrow_mut();
         // SAFETY: passed on to our caller.
-        let cont = unsafe { CoroutineThread::boxed(&mut pool, t.0, body) };
+        let cont = unsafe { CoroutineThread::new(&mut pool, t.0, body) };
         let mut threads = self.threads.borrow_mut();
         if threads.len() <= t.index() {
             threads.resize_with(t.index() + 1, || None);
@@ -104,7 +107,7 @@ impl<'a> Continuations<'a, '_> {
 
     /// Takes `t`'s continuation out of the table while it runs; it goes
     /// back when the returned guard is dropped unless it finished.
-    fn take(&self, t: ThreadIdx) -> Option<Running<'_, 'a>> {
+    fn take(&self, t: ThreadIdx) -> Option<Running<'_>> {
         let cont = self.threads.borrow_mut().get_mut(t.index())?.take()?;
         Some(Running {
             table: &self.threads,
@@ -136,13 +139,13 @@ impl<'a> Continuations<'a, '_> {
 }
 
 /// A continuation taken out of its table while it runs.
-struct Running<'t, 'a> {
-    table: &'t RefCell<Vec<Option<Box<dyn Continuation + 'a>>>>,
+struct Running<'t> {
+    table: &'t RefCell<Vec<Option<CoroutineThread>>>,
     t: ThreadIdx,
-    cont: Option<Box<dyn Continuation + 'a>>,
+    cont: Option<CoroutineThread>,
 }
 
-impl Running<'_, '_> {
+impl Running<'_> {
     fn resume(&mut self) -> Resumed {
         self.cont.as_mut().expect("present").resume()
     }
@@ -157,7 +160,7 @@ impl Running<'_, '_> {
     }
 }
 
-impl Drop for Running<'_, '_> {
+impl Drop for Running<'_> {
     /// Back into the table (also when the driver panics: its teardown then
     /// leaks it).
     fn drop(&mut self) {
