@@ -117,6 +117,25 @@ impl VectorClock {
     }
 
     /// Forgets everything.
+    /// Its heap room, emptied (none for a clock held inline), for
+    /// [`with_room`](Self::with_room).
+    pub(crate) fn into_room(self) -> Vec<u32> {
+        let mut room = self.heap;
+        room.clear();
+        room
+    }
+
+    /// An empty clock that grows into `room` (from
+    /// [`into_room`](Self::into_room)) before allocating.
+    pub(crate) fn with_room(room: Vec<u32>) -> Self {
+        debug_assert!(room.is_empty());
+        VectorClock {
+            len: 0,
+            inline: [0; INLINE],
+            heap: room,
+        }
+    }
+
     pub fn clear(&mut self) {
         self.inline = [0; INLINE];
         self.heap.clear();

@@ -22,15 +22,14 @@ use super::clock::VectorClock;
 use super::continuation::Suspend;
 use super::dependence::SpinRole;
 use super::driver::{Settle, StepInPlace};
-use super::hb::ThreadHb;
 use super::heap::Heap;
 use super::object::{ObjectDetail, ObjectHandle, ObjectState};
 use super::panic;
-use super::peek::Sections;
+use super::peek::{AccessTag, Sections};
 use super::scheduler::{Cycle, Event, Fault, Limits};
 use super::spin::repeat::{Repeats, Standing, Step as RepeatStep};
 use super::spin::{extend_history, SpinMemo, SpinWait};
-use super::thread::{Pending, ThreadInterner, ThreadState};
+use super::thread::{Pending, ThreadInterner, ThreadParts, ThreadState};
 use super::watchdog::Watch;
 
 /// The state of one execution, reachable from shims through [`super::with`].
@@ -81,6 +80,10 @@ pub struct Execution {
     /// Clocks for new events, with room for their components on the heap
     /// (`Buffers::clocks`).
     spare_clocks: Vec<VectorClock>,
+    /// Earlier executions' threads' and objects' growable parts, emptied
+    /// (`Buffers::thread_parts`, `Buffers::tag_reads`).
+    spare_thread_parts: Vec<ThreadParts>,
+    spare_tag_reads: Vec<Vec<AccessTag>>,
     /// The first sign that peeking's semantics may miss behaviours of the
     /// program (`exec/peek`, D1): the execution is real, but an exploration
     /// that relied on peeking must be redone without it.
@@ -185,6 +188,12 @@ pub(crate) struct Buffers {
     /// more threads than a clock holds inline): every event keeps a clock,
     /// and allocating each anew was a tenth of pol(12,3)'s allocations.
     pub(super) clocks: Vec<VectorClock>,
+    /// The threads' growable parts (their clocks, spin and peeking
+    /// records), emptied: allocated anew per spawned thread otherwise.
+    thread_parts: Vec<ThreadParts>,
+    /// The objects' lists of peeking tags of reads, emptied: a lock read
+    /// by every pure section allocated one per execution.
+    tag_reads: Vec<Vec<AccessTag>>,
 }
 
 impl Execution {
@@ -203,6 +212,8 @@ impl Execution {
         let atomic_bits = std::mem::take(&mut spare.atomic_bits);
         let sections = std::mem::take(&mut spare.sections);
         let spare_clocks = std::mem::take(&mut spare.clocks);
+        let spare_thread_parts = std::mem::take(&mut spare.thread_parts);
+        let spare_tag_reads = std::mem::take(&mut spare.tag_reads);
         debug_assert!(sections.all.is_empty() && sections.direct.is_empty());
         debug_assert!(events.is_empty() && objects.is_empty() && threads.is_empty());
         debug_assert!(enabled_log.is_empty() && atomic_bits.is_empty());
@@ -221,6 +232,8 @@ impl Execution {
             spin_memo: limits.spin_memo.clone(),
             sections,
             spare_clocks,
+            spare_thread_parts,
+            spare_tag_reads,
             peek_violation: None,
             arcs: Vec::new(),
             live_arcs: Vec::new(),
@@ -258,8 +271,10 @@ impl Execution {
             running_on: Vec::new(),
         };
         let object = exec.add_object(ObjectDetail::Thread(ThreadIdx::MAIN));
-        // Main's happens-before starts empty (`ThreadState::new`).
-        let main = ThreadState::new(ThreadIdx::MAIN, object, VectorClock::new());
+        // Main's clocks start empty.
+        let parts = exec.spare_thread_parts.pop().unwrap_or_default();
+        let empty = VectorClock::new();
+        let main = ThreadState::new(ThreadIdx::MAIN, object, &empty, &empty, parts);
         exec.add_thread(main);
         exec
     }
@@ -323,7 +338,11 @@ impl Execution {
     }
 
     pub(super) fn add_object(&mut self, detail: ObjectDetail) -> ObjectIdx {
-        self.objects.push(ObjectState::new(detail));
+        let mut state = ObjectState::new(detail);
+        if let Some(reads) = self.spare_tag_reads.pop() {
+            state.tags.reads = reads;
+        }
+        self.objects.push(state);
         ObjectIdx(self.objects.len() as u32 - 1)
     }
 
@@ -368,8 +387,21 @@ impl Execution {
     /// `Executor::reclaim`). Its objects and threads are dropped here, as
     /// they would be with the execution.
     pub(super) fn keep_buffers(&mut self, spare: &mut Buffers) {
-        spare.objects = cleared(std::mem::take(&mut self.objects));
-        spare.threads = cleared(std::mem::take(&mut self.threads));
+        let mut objects = std::mem::take(&mut self.objects);
+        for object in &mut objects {
+            let mut reads = std::mem::take(&mut object.tags.reads);
+            if reads.capacity() > 0 {
+                reads.clear();
+                self.spare_tag_reads.push(reads);
+            }
+        }
+        spare.objects = cleared(objects);
+        spare.tag_reads = std::mem::take(&mut self.spare_tag_reads);
+        let mut threads = std::mem::take(&mut self.threads);
+        self.spare_thread_parts
+            .extend(threads.iter_mut().flatten().map(ThreadState::take_parts));
+        spare.threads = cleared(threads);
+        spare.thread_parts = std::mem::take(&mut self.spare_thread_parts);
         spare.enabled_log = cleared(std::mem::take(&mut self.enabled_log));
         spare.atomic_bits = cleared(std::mem::take(&mut self.atomic_bits));
         spare.clocks = std::mem::take(&mut self.spare_clocks);
@@ -1109,9 +1141,9 @@ impl Execution {
         let object = self.add_object(ObjectDetail::Thread(child));
         // The spawn event's dependence clock (events keep no copy of theirs
         // unless the explorer asked, `event_clocks`).
-        let clock = self.thread(parent).clock.clone();
-        let mut state = ThreadState::new(child, object, clock);
-        state.hb = ThreadHb::new(child, &self.thread(parent).hb.clock);
+        let parts = self.spare_thread_parts.pop().unwrap_or_default();
+        let spawner = self.thread(parent);
+        let mut state = ThreadState::new(child, object, &spawner.clock, &spawner.hb.clock, parts);
         state.spawner = Some(parent);
         state.scoped = scoped;
         self.add_thread(state);

@@ -39,7 +39,12 @@ pub(crate) struct ThreadHb {
 impl ThreadHb {
     /// A thread whose history is `parent` (the spawner's clock, or empty).
     pub(crate) fn new(thread: ThreadIdx, parent: &VectorClock) -> Self {
-        let mut clock = parent.clone();
+        Self::reusing(VectorClock::new(), thread, parent)
+    }
+
+    /// [`new`](Self::new), in `clock`'s room (an earlier thread's clock).
+    pub(crate) fn reusing(mut clock: VectorClock, thread: ThreadIdx, parent: &VectorClock) -> Self {
+        clock.clone_from(parent);
         clock.set(thread, 1);
         ThreadHb {
             clock,

@@ -59,6 +59,13 @@ pub(crate) struct ThreadPeek {
 }
 
 impl ThreadPeek {
+    /// Forgets everything, keeping its room (for a thread of a later
+    /// execution).
+    pub(crate) fn clear(&mut self) {
+        self.pure = None;
+        self.held.clear();
+    }
+
     /// The locks it holds (pure or upgraded).
     pub(crate) fn held(&self) -> &[Hold] {
         &self.held

@@ -205,6 +205,14 @@ pub(crate) enum SpinWait {
 }
 
 impl SpinTrack {
+    /// Forgets everything, keeping its room (for a thread of a later
+    /// execution).
+    pub(crate) fn clear(&mut self) {
+        self.reads.clear();
+        self.yields.clear();
+        self.own.clear();
+    }
+
     /// The thread modified shared state: no iteration before this repeats.
     pub(crate) fn modified(&mut self) {
         self.reads.clear();
