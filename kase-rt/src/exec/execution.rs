@@ -80,8 +80,8 @@ pub struct Execution {
     /// Clocks for new events, with room for their components on the heap
     /// (`Buffers::clocks`).
     spare_clocks: Vec<VectorClock>,
-    /// Earlier executions' threads' and objects' growable parts, emptied
-    /// (`Buffers::thread_parts`, `Buffers::tag_reads`).
+    /// Earlier executions' threads' (by thread) and objects' growable
+    /// parts, emptied (`Buffers::thread_parts`, `Buffers::tag_reads`).
     spare_thread_parts: Vec<ThreadParts>,
     spare_tag_reads: Vec<Vec<AccessTag>>,
     /// The first sign that peeking's semantics may miss behaviours of the
@@ -189,7 +189,8 @@ pub(crate) struct Buffers {
     /// and allocating each anew was a tenth of pol(12,3)'s allocations.
     pub(super) clocks: Vec<VectorClock>,
     /// The threads' growable parts (their clocks, spin and peeking
-    /// records), emptied: allocated anew per spawned thread otherwise.
+    /// records), emptied, by thread: allocated anew per spawned thread
+    /// otherwise.
     thread_parts: Vec<ThreadParts>,
     /// The objects' lists of peeking tags of reads, emptied: a lock read
     /// by every pure section allocated one per execution.
@@ -272,7 +273,7 @@ impl Execution {
         };
         let object = exec.add_object(ObjectDetail::Thread(ThreadIdx::MAIN));
         // Main's clocks start empty.
-        let parts = exec.spare_thread_parts.pop().unwrap_or_default();
+        let parts = exec.thread_parts(ThreadIdx::MAIN);
         let empty = VectorClock::new();
         let main = ThreadState::new(ThreadIdx::MAIN, object, &empty, &empty, parts);
         exec.add_thread(main);
@@ -346,6 +347,14 @@ impl Execution {
         ObjectIdx(self.objects.len() as u32 - 1)
     }
 
+    /// The growable parts `thread` had in the last execution, emptied.
+    fn thread_parts(&mut self, thread: ThreadIdx) -> ThreadParts {
+        self.spare_thread_parts
+            .get_mut(thread.index())
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
     fn add_thread(&mut self, state: ThreadState) {
         let i = state.idx.index();
         if self.threads.len() <= i {
@@ -398,8 +407,17 @@ impl Execution {
         spare.objects = cleared(objects);
         spare.tag_reads = std::mem::take(&mut self.spare_tag_reads);
         let mut threads = std::mem::take(&mut self.threads);
-        self.spare_thread_parts
-            .extend(threads.iter_mut().flatten().map(ThreadState::take_parts));
+        // By thread: each thread gets back the room its clocks grew to (a
+        // thread spawned late has the longest).
+        let parts = &mut self.spare_thread_parts;
+        if parts.len() < threads.len() {
+            parts.resize_with(threads.len(), ThreadParts::default);
+        }
+        for (state, room) in threads.iter_mut().zip(parts.iter_mut()) {
+            if let Some(state) = state {
+                *room = state.take_parts();
+            }
+        }
         spare.threads = cleared(threads);
         spare.thread_parts = std::mem::take(&mut self.spare_thread_parts);
         spare.enabled_log = cleared(std::mem::take(&mut self.enabled_log));
@@ -1141,7 +1159,7 @@ impl Execution {
         let object = self.add_object(ObjectDetail::Thread(child));
         // The spawn event's dependence clock (events keep no copy of theirs
         // unless the explorer asked, `event_clocks`).
-        let parts = self.spare_thread_parts.pop().unwrap_or_default();
+        let parts = self.thread_parts(child);
         let spawner = self.thread(parent);
         let mut state = ThreadState::new(child, object, &spawner.clock, &spawner.hb.clock, parts);
         state.spawner = Some(parent);

@@ -169,7 +169,7 @@ impl Execution {
             }
         }
         match kind.props().releases {
-            Releases::Replace => obj.sync = hb.clock.clone(),
+            Releases::Replace => obj.sync.clone_from(&hb.clock),
             // A pure section hands over only to what depends on it (rule R,
             // exec/peek) and to upgraded sections (POR-DESIGN.md). Readers
             // release only to writers (a reader acquires only `sync`).
