@@ -38,11 +38,13 @@ pub(crate) struct ThreadHb {
 
 impl ThreadHb {
     /// A thread whose history is `parent` (the spawner's clock, or empty).
+    #[cfg(test)]
     pub(crate) fn new(thread: ThreadIdx, parent: &VectorClock) -> Self {
         Self::reusing(VectorClock::new(), thread, parent)
     }
 
-    /// [`new`](Self::new), in `clock`'s room (an earlier thread's clock).
+    /// A thread whose history is `parent` (the spawner's clock, or empty),
+    /// its clock in `clock`'s room (an earlier thread's clock, emptied).
     pub(crate) fn reusing(mut clock: VectorClock, thread: ThreadIdx, parent: &VectorClock) -> Self {
         clock.clone_from(parent);
         clock.set(thread, 1);
