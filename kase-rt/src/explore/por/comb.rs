@@ -5,7 +5,6 @@ use crate::exec::error::self_check;
 use crate::fast_hash::{Map, Set};
 
 use super::frontiers::Frontiers;
-use super::names::Name;
 use super::state::ObjState;
 use super::unfolding::EventId;
 use super::{Alternatives, Por};
@@ -142,15 +141,21 @@ impl Por {
                 .get(first)
                 .is_some_and(|&(pos, ..)| pos < config_len)
         };
-        let mut moved: Vec<(Name, &ObjState)> = self
-            .run
-            .objects
-            .iter()
-            .flatten()
-            .filter(|o| moved_in(o))
-            .map(|o| (self.u.names.find(o.name), o))
-            .collect();
+        // Listed by index into a buffer kept between calls (a vector each
+        // was one of the comb's most frequent allocations).
+        let mut moved = self.moved_buf.borrow_mut();
+        moved.clear();
+        moved.extend(
+            self.run
+                .objects
+                .iter()
+                .enumerate()
+                .filter_map(|(i, o)| o.as_ref().map(|o| (i, o)))
+                .filter(|&(_, o)| moved_in(o))
+                .map(|(i, o)| (self.u.names.find(o.name), i)),
+        );
         moved.sort_unstable_by_key(|&(name, _)| name);
+        let object = |i: usize| self.run.objects[i].as_ref().expect("listed above");
         // Flat, as an event's frontiers are: one allocation, not one per
         // object (a mutex's reads under peeking are many).
         let mut builder = self.moved_builder.borrow_mut();
@@ -158,13 +163,13 @@ impl Por {
             // A name may denote several objects, moved or not: each name's
             // frontier from all of them.
             moved.dedup_by_key(|&mut (name, _)| name);
-            for &(name, _) in &moved {
+            for &(name, _) in moved.iter() {
                 let f = self.frontier_at(name, Some(config_len));
                 builder.push(name, f.write, f.reads);
             }
         } else {
-            for &(name, o) in &moved {
-                let (write, reads) = o.frontier_parts_at(config_len);
+            for &(name, i) in moved.iter() {
+                let (write, reads) = object(i).frontier_parts_at(config_len);
                 builder.push(name, write, reads.map(|&(_, e, _)| e));
             }
         }

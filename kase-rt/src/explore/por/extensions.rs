@@ -256,8 +256,11 @@ impl Por {
         if extra.is_empty() {
             return Some(extra);
         }
-        let all: Vec<EventId> = pred.iter().chain(preds).chain(&extra).copied().collect();
+        let mut all = self.settle_buf.borrow_mut();
+        all.clear();
+        all.extend(pred.iter().chain(preds).chain(&extra).copied());
         let f = self.u.joined_frontier(name, &all);
+        drop(all);
         if f.write != w {
             return None;
         }

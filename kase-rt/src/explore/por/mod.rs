@@ -118,6 +118,13 @@ pub(crate) struct Por {
     /// Scratch for the frontiers of what moved below a node
     /// (`Por::moved_since`).
     moved_builder: std::cell::RefCell<frontiers::FrontiersBuilder>,
+    /// Scratch for the objects that moved, by name and index
+    /// (`Por::moved_since`).
+    moved_buf: std::cell::RefCell<Vec<(Name, usize)>>,
+    /// Scratch for the current objects' names (`Por::names_shared`).
+    names_buf: std::cell::RefCell<Vec<Name>>,
+    /// Scratch for a placement's predecessors (`Por::settle`).
+    settle_buf: std::cell::RefCell<Vec<EventId>>,
     /// Scratch for the objects' write chains (`Por::add_extensions`).
     chains: extensions::Chains,
     /// Counters for the report.
@@ -159,6 +166,9 @@ impl Por {
             chain_buf: Default::default(),
             alt_scratch: Default::default(),
             moved_builder: Default::default(),
+            moved_buf: Default::default(),
+            names_buf: Default::default(),
+            settle_buf: Default::default(),
             chains: Default::default(),
             stats: Counters::default(),
             budget: super::budget::Budget::default(),

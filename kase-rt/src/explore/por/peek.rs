@@ -183,13 +183,15 @@ impl Por {
                 return shared;
             }
         }
-        let mut names: Vec<Name> = self
-            .run
-            .objects
-            .iter()
-            .flatten()
-            .map(|o| self.u.names.find(o.name))
-            .collect();
+        let mut names = self.names_buf.borrow_mut();
+        names.clear();
+        names.extend(
+            self.run
+                .objects
+                .iter()
+                .flatten()
+                .map(|o| self.u.names.find(o.name)),
+        );
         names.sort_unstable();
         let shared = names.windows(2).any(|w| w[0] == w[1]);
         self.run.names_shared.set(Some((key, shared)));
