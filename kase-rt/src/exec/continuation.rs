@@ -65,6 +65,9 @@ pub(crate) struct StackPool {
     /// A stack's registration drops first (tuple order): it must not
     /// outlive the mapping it names.
     free: Vec<(Registration, DefaultStack)>,
+    /// The driver's table of threads, empty, between executions (it grew
+    /// anew in each).
+    table: Vec<Option<CoroutineThread>>,
 }
 
 /// Stacks of finished explorations, by stack size, for the next ones (a
@@ -84,7 +87,20 @@ impl StackPool {
         StackPool {
             stack_size,
             free: Vec::new(),
+            table: Vec::new(),
         }
+    }
+
+    /// An empty table for an execution's threads, with the room the last
+    /// one's had.
+    pub(crate) fn take_table(&mut self) -> Vec<Option<CoroutineThread>> {
+        std::mem::take(&mut self.table)
+    }
+
+    /// Takes back an execution's table of threads (emptied here).
+    pub(crate) fn give_table(&mut self, mut table: Vec<Option<CoroutineThread>>) {
+        table.clear();
+        self.table = table;
     }
 
     fn take(&mut self) -> (Registration, DefaultStack) {

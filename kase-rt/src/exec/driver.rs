@@ -199,6 +199,10 @@ impl Drop for Continuations<'_, '_> {
             panic::in_coroutine(|| running.force_unwind());
             running.recycle(&mut self.pool.borrow_mut());
         }
+        // Every thread is done; the table (dropped here before) serves the
+        // next execution.
+        let table = std::mem::take(&mut *self.threads.borrow_mut());
+        self.pool.borrow_mut().give_table(table);
     }
 }
 
@@ -471,7 +475,7 @@ pub(crate) fn run(
     let stepper = RefCell::new(Stepper {
         scheduler,
         max_steps: limits.max_steps,
-        enabled: Vec::new(),
+        enabled: std::mem::take(&mut spare.enabled),
         steps: 0,
         schedule: std::mem::take(&mut spare.schedule),
         weak_schedule: std::mem::take(&mut spare.weak_schedule),
@@ -482,7 +486,7 @@ pub(crate) fn run(
     EXECUTION.set(&exec, || {
         let watch = exec.borrow().watch.clone();
         let threads = Continuations {
-            threads: RefCell::new(Vec::new()),
+            threads: RefCell::new(pool.take_table()),
             pool: RefCell::new(pool),
             exec: &exec,
             watch,
@@ -541,8 +545,10 @@ pub(crate) fn run(
         schedule,
         weak_schedule,
         redundant,
+        enabled,
         ..
     } = stepper.into_inner();
+    spare.enabled = super::cleared(enabled);
     let mut exec = exec.into_inner();
     let weak = exec.weak.take().map(WeakMemory::into_summary);
     let objects = exec.objects.iter().map(ObjectState::kind).collect();

@@ -188,6 +188,10 @@ pub(crate) struct Buffers {
     /// more threads than a clock holds inline): every event keeps a clock,
     /// and allocating each anew was a tenth of pol(12,3)'s allocations.
     pub(super) clocks: Vec<VectorClock>,
+    /// The driver's list of enabled threads at a step.
+    pub(super) enabled: Vec<ThreadIdx>,
+    /// The queue of spawned threads not started yet (empty).
+    unstarted: VecDeque<(ThreadIdx, Box<dyn FnOnce() + Send>)>,
     /// The threads' growable parts (their clocks, spin and peeking
     /// records), emptied, by thread: allocated anew per spawned thread
     /// otherwise.
@@ -264,7 +268,7 @@ impl Execution {
             events,
             current: ThreadIdx::MAIN,
             interner,
-            unstarted: VecDeque::new(),
+            unstarted: std::mem::take(&mut spare.unstarted),
             fault: None,
             teardown: false,
             settler: None,
@@ -421,6 +425,10 @@ impl Execution {
         spare.threads = cleared(threads);
         spare.thread_parts = std::mem::take(&mut self.spare_thread_parts);
         spare.enabled_log = cleared(std::mem::take(&mut self.enabled_log));
+        if self.unstarted.is_empty() {
+            // (Bodies never started go with the execution, as before.)
+            spare.unstarted = std::mem::take(&mut self.unstarted);
+        }
         spare.atomic_bits = cleared(std::mem::take(&mut self.atomic_bits));
         spare.clocks = std::mem::take(&mut self.spare_clocks);
         let Sections {
