@@ -564,6 +564,7 @@ pub(crate) fn run(
     exec.keep_buffers(spare);
     Outcome {
         events: exec.events,
+        clocks: exec.event_clocks_list,
         pending,
         redundant,
         schedule,

@@ -69,10 +69,12 @@ pub struct Execution {
     /// Events get dependence clocks (always with peeking, whose checks
     /// read them).
     dependence_clocks: bool,
-    /// Each event keeps a copy of its dependence clock (`Event::clock`):
-    /// only when the explorer asked for dependence clocks, not when
-    /// peeking turned them on.
+    /// Each event's dependence clock is kept (`Outcome::clocks`): only
+    /// when the explorer asked for dependence clocks, not when peeking
+    /// turned them on.
     event_clocks: bool,
+    /// The events' dependence clocks, by event index, if `event_clocks`.
+    pub(super) event_clocks_list: Vec<VectorClock>,
     /// The spin rule's decisions in this exploration (`exec/spin`).
     spin_memo: SpinMemo,
     /// The pure parts of critical sections so far (with peeking).
@@ -188,6 +190,8 @@ pub(crate) struct Buffers {
     /// more threads than a clock holds inline): every event keeps a clock,
     /// and allocating each anew was a tenth of pol(12,3)'s allocations.
     pub(super) clocks: Vec<VectorClock>,
+    /// The list of the events' clocks (`Outcome::clocks`), empty.
+    pub(super) event_clocks_list: Vec<VectorClock>,
     /// The driver's list of enabled threads at a step.
     pub(super) enabled: Vec<ThreadIdx>,
     /// The queue of spawned threads not started yet (empty).
@@ -234,6 +238,7 @@ impl Execution {
             peeking_at_spawn: limits.peeking,
             dependence_clocks: limits.dependence_clocks,
             event_clocks: limits.dependence_clocks,
+            event_clocks_list: std::mem::take(&mut spare.event_clocks_list),
             spin_memo: limits.spin_memo.clone(),
             sections,
             spare_clocks,
@@ -771,12 +776,11 @@ impl Execution {
         let thread = threads[t.index()].as_mut().or_internal("unknown thread");
         thread.events += 1;
         // The thread's dependence clock takes in what the event depends on,
-        // in place. Each event keeps its own copy only for an explorer that
+        // in place. The event's own copy is kept only for an explorer that
         // reads them (`event_clocks`); peeking needs the thread's and the
         // objects' clocks only (`exec/peek`), and a copy per event was most
         // of an event's cost in a model of more threads than a clock holds
         // inline.
-        let mut clock = VectorClock::new();
         if self.dependence_clocks {
             if let Some(object) = action.object {
                 let dependence = &mut self.objects[object.0 as usize].dependence;
@@ -789,8 +793,9 @@ impl Execution {
                 thread.clock.set(t, thread.events);
             }
             if self.event_clocks {
-                clock = self.spare_clocks.pop().unwrap_or_default();
+                let mut clock = self.spare_clocks.pop().unwrap_or_default();
                 clock.clone_from(&thread.clock);
+                self.event_clocks_list.push(clock);
             }
         }
         if let Some(call) = thread.call.as_mut() {
@@ -808,7 +813,6 @@ impl Execution {
             action,
             location: pending.location,
             value: None,
-            clock,
             modified: false,
             stored: false,
             backtrace: self

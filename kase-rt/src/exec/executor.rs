@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::clock::VectorClock;
 use super::continuation::StackPool;
 use super::driver;
 use super::object::LiveStamps;
@@ -133,13 +134,12 @@ impl Executor {
         }
         // Its events' and choices' buffers too: the next execution's grow
         // no more.
-        let mut events = outcome.events;
-        for event in &mut events {
-            if event.clock.on_heap() {
-                self.spare.clocks.push(std::mem::take(&mut event.clock));
-            }
-        }
-        self.spare.events = super::cleared(events);
+        let mut clocks = outcome.clocks;
+        self.spare
+            .clocks
+            .extend(clocks.drain(..).filter(VectorClock::on_heap));
+        self.spare.event_clocks_list = clocks;
+        self.spare.events = super::cleared(outcome.events);
         self.spare.schedule = super::cleared(outcome.schedule);
         self.spare.weak_schedule = super::cleared(outcome.weak_schedule);
     }

@@ -113,7 +113,7 @@ pub(super) fn explore(
         if count_traces && outcome.fault.is_none() && !outcome.redundant {
             traces.insert(match &outcome.weak {
                 Some(weak) => fingerprinter.fingerprint(&outcome.events, weak),
-                None => trace::fingerprint(&outcome.events),
+                None => trace::fingerprint(&outcome.events, &outcome.clocks),
             });
         }
         let next = explorer.advance(&outcome);

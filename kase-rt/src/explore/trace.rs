@@ -1,5 +1,6 @@
 //! Canonical identity of a Mazurkiewicz trace.
 
+use crate::exec::clock::VectorClock;
 use crate::exec::weak::WeakSummary;
 use crate::exec::Event;
 
@@ -14,14 +15,15 @@ use crate::exec::Event;
 /// the order in which objects happened to be first used. Each thread's list
 /// is hashed as the execution goes (its events come in program order), so
 /// nothing is sorted or allocated but a chain per thread.
-pub(crate) fn fingerprint(events: &[Event]) -> u128 {
+pub(crate) fn fingerprint(events: &[Event], clocks: &[VectorClock]) -> u128 {
+    debug_assert_eq!(events.len(), clocks.len(), "a dependence clock per event");
     let mut chains: Vec<Chain> = Vec::new();
-    for e in events {
+    for (e, clock) in events.iter().zip(clocks) {
         let t = e.action.thread.index();
         if chains.len() <= t {
             chains.resize(t + 1, Chain::new(0));
         }
-        let clock = e.clock.as_slice();
+        let clock = clock.as_slice();
         let chain = &mut chains[t];
         chain.absorb(e.action.kind as u64 | ((clock.len() as u64) << 32));
         for &c in clock {
