@@ -116,7 +116,6 @@ impl VectorClock {
         self.heap.capacity() > 0
     }
 
-    /// Forgets everything.
     /// Its heap room, emptied (none for a clock held inline), for
     /// [`with_room`](Self::with_room).
     pub(crate) fn into_room(self) -> Vec<u32> {
@@ -136,6 +135,7 @@ impl VectorClock {
         }
     }
 
+    /// Forgets everything.
     pub fn clear(&mut self) {
         self.inline = [0; INLINE];
         self.heap.clear();

@@ -440,9 +440,9 @@ impl Execution {
             mut all,
             direct,
             before,
-            mut spare_releases,
+            mut spare_clocks,
         } = std::mem::take(&mut self.sections);
-        spare_releases.extend(
+        spare_clocks.extend(
             all.drain(..)
                 .flat_map(|section| [section.release, section.start_clock])
                 .filter(VectorClock::on_heap),
@@ -451,7 +451,7 @@ impl Execution {
             all,
             direct: cleared(direct),
             before,
-            spare_releases,
+            spare_clocks,
         };
     }
 
@@ -772,8 +772,9 @@ impl Execution {
         let action = pending.action;
         let t = action.thread;
         let access = action.kind.props().access;
-        let threads = &mut self.threads;
-        let thread = threads[t.index()].as_mut().or_internal("unknown thread");
+        let thread = self.threads[t.index()]
+            .as_mut()
+            .or_internal("unknown thread");
         thread.events += 1;
         // The thread's dependence clock takes in what the event depends on,
         // in place. The event's own copy is kept only for an explorer that
@@ -1169,9 +1170,8 @@ impl Execution {
         };
         let child = self.interner.child(parent, nth, name);
         let object = self.add_object(ObjectDetail::Thread(child));
-        // The spawn event's dependence clock (events keep no copy of theirs
-        // unless the explorer asked, `event_clocks`).
         let parts = self.thread_parts(child);
+        // The spawner's clocks are those of the spawn event, just recorded.
         let spawner = self.thread(parent);
         let mut state = ThreadState::new(child, object, &spawner.clock, &spawner.hb.clock, parts);
         state.spawner = Some(parent);

@@ -194,9 +194,10 @@ pub(crate) struct Sections {
     /// clock before its event. A clone per event allocated in a model of
     /// more threads than a clock holds inline.
     pub before: VectorClock,
-    /// Release clocks of the last execution's sections, for the next
-    /// one's (on the heap in such a model).
-    pub spare_releases: Vec<VectorClock>,
+    /// Start and release clocks of the last execution's sections, for the
+    /// next one's (on the heap in a model of more threads than a clock
+    /// holds inline).
+    pub spare_clocks: Vec<VectorClock>,
 }
 
 /// What `Execution::peek_check` needs of an [`AccessTag`] a new access

@@ -114,7 +114,7 @@ impl Execution {
         let t = action.thread;
         let section = match (action.kind, action.object) {
             (OpKind::PeekLock | OpKind::PeekReadLock, Some(lock)) => {
-                let mut start_clock = self.sections.spare_releases.pop().unwrap_or_default();
+                let mut start_clock = self.sections.spare_clocks.pop().unwrap_or_default();
                 start_clock.clone_from(&self.thread(t).clock);
                 self.sections.all.push(Section {
                     thread: t,
@@ -128,7 +128,7 @@ impl Execution {
                     // only its allocation).
                     release: self
                         .sections
-                        .spare_releases
+                        .spare_clocks
                         .pop()
                         .map(|mut clock| {
                             clock.clear();
