@@ -42,6 +42,7 @@ impl Por {
         for o in &self.run.objects {
             let Some(o) = o else {
                 chains.by_object.push(None);
+                chains.first_fresh.push(0);
                 continue;
             };
             let first = chains.writes.len();
@@ -53,22 +54,36 @@ impl Por {
                 }
             }
             chains.by_object.push(Some((first, chains.writes.len())));
+            chains.first_fresh.push(
+                (first..chains.writes.len())
+                    .find(|&i| chains.writes[i].fresh)
+                    .unwrap_or(chains.writes.len()),
+            );
         }
         let config = std::mem::take(&mut self.run.config);
         debug_assert_eq!(config.len(), events.len(), "one event of C per event run");
         for (at, (&e, event)) in config.iter().zip(events).enumerate() {
-            let Some((from, to)) = event
-                .action
-                .object
-                .and_then(|x| chains.by_object[x.0 as usize])
-            else {
+            let Some(x) = event.action.object else {
                 continue;
+            };
+            let Some((from, to)) = chains.by_object[x.0 as usize] else {
+                continue;
+            };
+            // A prefix already placed needs placing after new writes only:
+            // none if the object has none.
+            let fresh_from = if at < placed {
+                let first = chains.first_fresh[x.0 as usize];
+                if first == to {
+                    continue;
+                }
+                Some(first - from)
+            } else {
+                None
             };
             let ev = self.u.get(e);
             let name = ev.name.expect("an event on an object has its name");
             let (t, kind, pred) = (ev.thread, ev.kind, ev.pred);
-            // A prefix already placed needs placing after new writes only.
-            self.place(&chains, (from, to), at < placed, t, kind, name, pred);
+            self.place(&chains, (from, to), fresh_from, t, kind, name, pred);
         }
         self.run.config = config;
         for action in pending {
@@ -86,15 +101,7 @@ impl Por {
                         chains.push_write(0, None, true);
                         (chains.writes.len() - 1, chains.writes.len())
                     });
-                self.place(
-                    &chains,
-                    range,
-                    false,
-                    action.thread,
-                    action.kind,
-                    name,
-                    pred,
-                );
+                self.place(&chains, range, None, action.thread, action.kind, name, pred);
             }
         }
         self.chains = chains;
@@ -103,13 +110,13 @@ impl Por {
     /// Interns every event of `t`'s action `kind` on `name` after `pred`,
     /// placed after any write of its object's chain in `C` (`chains.writes`
     /// in `range`) not before `pred`'s own view (only after fresh ones if
-    /// `only_fresh`).
+    /// `fresh_from` says where the chain's first fresh link is).
     #[allow(clippy::too_many_arguments)]
     fn place(
         &mut self,
         chains: &Chains,
         range: (usize, usize),
-        only_fresh: bool,
+        fresh_from: Option<usize>,
         t: ThreadIdx,
         kind: OpKind,
         name: Name,
@@ -122,10 +129,16 @@ impl Por {
         // most of what placing allocated (a mutex's reads under peeking).
         let seen_write = pred.and_then(|p| self.u.frontier_write(p, name)).flatten();
         // `seen_write` lies in `[pred]`, so in `C`: found by its position.
-        let start = match seen_write.and_then(|w| self.run.pos.get(w)) {
+        let mut start = match seen_write.and_then(|w| self.run.pos.get(w)) {
             Some(at) => chain.partition_point(|w| w.event.is_none() || w.at < at),
             None => 0,
         };
+        // Only a yield needs the known writes before the first fresh one
+        // (their modifications count below).
+        let only_fresh = fresh_from.is_some();
+        if let Some(first) = fresh_from.filter(|_| kind != OpKind::Yield) {
+            start = start.max(first);
+        }
         // A spinning yield waits for a modification after the write its
         // thread last saw (exec/spin.rs).
         let mut modified_since_seen = false;
@@ -298,6 +311,9 @@ pub(super) struct Chains {
     writes: Vec<WriteLink>,
     reads: Vec<EventId>,
     by_object: Vec<Option<(usize, usize)>>,
+    /// Per object with a chain, the index in `writes` of its first fresh
+    /// link (the chain's end if none is).
+    first_fresh: Vec<usize>,
 }
 
 /// A write of a chain (`None`: the initial value) and the reads of it.
@@ -317,6 +333,7 @@ impl Chains {
         self.writes.clear();
         self.reads.clear();
         self.by_object.clear();
+        self.first_fresh.clear();
     }
 
     fn push_write(&mut self, at: usize, event: Option<EventId>, fresh: bool) {
