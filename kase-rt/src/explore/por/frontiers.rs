@@ -46,7 +46,7 @@ const NO_WRITE: u32 = u32::MAX;
 /// The frontiers of one history, sorted by canonical name: the slots and
 /// then all their reads, in one allocation (an event is made for nearly
 /// every execution, and the allocator was a sixth of the time).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Frontiers {
     /// `4 * slots` slot words, then the reads.
     words: Box<[u32]>,
@@ -114,6 +114,66 @@ impl Frontiers {
     /// Whether the object of canonical name `name` is touched.
     pub(crate) fn contains(&self, name: Name) -> bool {
         self.search(name).is_ok()
+    }
+
+    /// These frontiers with the `at`-th slot set to object `name`'s new
+    /// frontier (`write`, then `reads` and `then`): replaced if that slot
+    /// is `name`'s, else inserted there (`at` is where `search` put it).
+    /// Most new events have one predecessor's frontiers with their own
+    /// access recorded: copied in bulk, not slot by slot through a
+    /// [`FrontiersBuilder`] and copied again.
+    pub(crate) fn with_slot(
+        &self,
+        at: usize,
+        name: Name,
+        write: Option<EventId>,
+        reads: &[EventId],
+        then: Option<EventId>,
+    ) -> Frontiers {
+        debug_assert!(write != Some(NO_WRITE));
+        let n = self.len();
+        let replaced = at < n && self.name_at(at) == name;
+        let after = at + usize::from(replaced);
+        let old_reads = self.reads();
+        // The old slot's reads (none if inserted); the reads are laid out
+        // in slot order.
+        let (cut_from, cut_to) = if replaced {
+            let [_, _, start, len] = self.slot(at);
+            (start as usize, (start + len) as usize)
+        } else {
+            let start = if at < n {
+                self.slot(at)[2] as usize
+            } else {
+                old_reads.len()
+            };
+            (start, start)
+        };
+        let new_len = reads.len() + usize::from(then.is_some());
+        let slots = n + 1 - (after - at);
+        let total_reads = old_reads.len() - (cut_to - cut_from) + new_len;
+        let mut words = Vec::with_capacity(4 * slots + total_reads);
+        words.extend_from_slice(&self.words[..4 * at]);
+        words.extend_from_slice(&[
+            name.raw(),
+            write.unwrap_or(NO_WRITE),
+            cut_from as u32,
+            new_len as u32,
+        ]);
+        let tail = words.len();
+        words.extend_from_slice(&self.words[4 * after..4 * n]);
+        // The later slots' reads move by the change in this one's.
+        for slot in words[tail..].chunks_exact_mut(4) {
+            slot[2] = (slot[2] as usize + new_len - (cut_to - cut_from)) as u32;
+        }
+        words.extend_from_slice(&old_reads[..cut_from]);
+        words.extend_from_slice(reads);
+        words.extend(then);
+        words.extend_from_slice(&old_reads[cut_to..]);
+        debug_assert_eq!(words.len(), 4 * slots + total_reads);
+        Frontiers {
+            words: words.into_boxed_slice(),
+            slots: slots as u32,
+        }
     }
 
     /// All of them, in name order.
@@ -239,5 +299,55 @@ mod tests {
         let g = builder.finish();
         assert_eq!(g.iter().map(|(n, _)| n).collect::<Vec<_>>(), vec![c]);
         assert_eq!(g.at(0).1.to_frontier().reads, vec![5]);
+    }
+
+    /// Frontiers built slot by slot, from `(name, write, reads)` in name order.
+    fn built(slots: &[(Name, Option<EventId>, Vec<EventId>)]) -> Frontiers {
+        let mut builder = FrontiersBuilder::default();
+        for (name, write, reads) in slots {
+            builder.push(*name, *write, reads.iter().copied());
+        }
+        builder.finish()
+    }
+
+    fn listed(f: &Frontiers) -> Vec<(Name, Option<EventId>, Vec<EventId>)> {
+        f.iter()
+            .map(|(n, v)| (n, v.write, v.reads.to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn a_slot_set_in_bulk_matches_the_frontiers_built_slot_by_slot() {
+        let mut names = super::super::names::NameUnion::default();
+        let [a, b, c, d, e] = [(); 5].map(|_| names.fresh());
+        let base = vec![
+            (b, Some(1), vec![2, 3]),
+            (c, None, vec![]),
+            (d, Some(4), vec![5]),
+        ];
+        let f = built(&base);
+        // Each position, replacing or inserting; a write (no reads), a read
+        // joining reads, and a read of a frontier with none.
+        let cases: Vec<(Name, Option<EventId>, Vec<EventId>, Option<EventId>)> = vec![
+            (a, Some(9), vec![], None),
+            (b, Some(9), vec![], None),
+            (b, Some(1), vec![2, 3], Some(9)),
+            (c, None, vec![], Some(9)),
+            (d, Some(9), vec![], None),
+            (d, Some(4), vec![5], Some(9)),
+            (e, None, vec![], Some(9)),
+        ];
+        for (name, write, reads, then) in cases {
+            let at = f.search(name).unwrap_or_else(|i| i);
+            let got = f.with_slot(at, name, write, &reads, then);
+            let mut expected = base.clone();
+            let slot = (name, write, reads.iter().copied().chain(then).collect());
+            match expected.binary_search_by_key(&name, |s| s.0) {
+                Ok(i) => expected[i] = slot,
+                Err(i) => expected.insert(i, slot),
+            }
+            assert_eq!(listed(&got), expected, "setting {name:?}");
+            assert_eq!(listed(&got), listed(&built(&expected)));
+        }
     }
 }

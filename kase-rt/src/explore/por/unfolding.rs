@@ -707,8 +707,7 @@ impl Unfolding {
             // frontier updated in place.
             let only = pred.iter().chain(obj_preds).chain(extra).next();
             let base = &self.get(*only.expect("one predecessor")).frontiers;
-            let recorded = self.frontiers_after_one(&mut builder, base, id, own, record);
-            let frontiers = builder.finish();
+            let (frontiers, recorded) = self.frontiers_after_one(base, id, own, record);
             self.builder = builder;
             self.merged_reads = reads;
             return (frontiers, recorded);
@@ -808,36 +807,33 @@ impl Unfolding {
     /// [`joined_frontiers`](Self::joined_frontiers) of new event `id`
     /// whose history's frontiers are `base` (one predecessor, or all but
     /// one in its history): `base`'s, with the event's access of `own`
-    /// recorded, pushed into `builder`.
+    /// recorded, made in one copy of `base`.
     fn frontiers_after_one<R>(
         &self,
-        builder: &mut FrontiersBuilder,
         base: &Frontiers,
         id: EventId,
         own: Option<Name>,
         record: impl FnOnce(&Self, FrontierView<'_>) -> (R, Access),
-    ) -> Option<R> {
-        // The own object's slot: after the names below it, in place of its
-        // old frontier if the history touched it.
-        let (split, after, before) = match own.map(|o| base.search(o)) {
-            None => (base.len(), base.len(), None),
-            Some(Ok(i)) => (i, i + 1, Some(base.at(i).1)),
-            Some(Err(i)) => (i, i, None),
+    ) -> (Frontiers, Option<R>) {
+        let Some(own) = own else {
+            return (base.clone(), None);
         };
-        for (name, f) in (0..split).map(|i| base.at(i)) {
-            builder.push(name, f.write, f.reads.iter().copied());
-        }
-        let own = own?;
+        // The own object's slot: in place of its old frontier if the
+        // history touched it, else inserted in name order.
+        let (at, before) = match base.search(own) {
+            Ok(i) => (i, Some(base.at(i).1)),
+            Err(i) => (i, None),
+        };
         let before = before.unwrap_or(FrontierView {
             write: None,
             reads: &[],
         });
         let (out, access) = record(self, before);
-        builder.push_access(own, before, id, access);
-        for (name, f) in (after..base.len()).map(|i| base.at(i)) {
-            builder.push(name, f.write, f.reads.iter().copied());
-        }
-        Some(out)
+        let frontiers = match access {
+            Access::Write => base.with_slot(at, own, Some(id), &[], None),
+            Access::Read => base.with_slot(at, own, before.write, before.reads, Some(id)),
+        };
+        (frontiers, Some(out))
     }
 
     /// Joins two frontiers of one object from consistent histories.
