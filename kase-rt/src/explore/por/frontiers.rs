@@ -264,7 +264,7 @@ impl FrontiersBuilder {
     /// The frontiers pushed so far; the builder is left empty.
     pub(crate) fn finish(&mut self) -> Frontiers {
         let mut words = Vec::with_capacity(4 * self.slots.len() + self.reads.len());
-        words.extend(self.slots.iter().flatten());
+        words.extend_from_slice(self.slots.as_flattened());
         words.extend_from_slice(&self.reads);
         let out = Frontiers {
             words: words.into_boxed_slice(),

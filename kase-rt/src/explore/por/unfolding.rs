@@ -273,6 +273,8 @@ pub(crate) struct Unfolding {
     /// one object's joined reads.
     builder: FrontiersBuilder,
     merged_reads: Vec<EventId>,
+    /// An empty history's frontiers, to fill unused merge slots with.
+    no_frontiers: Frontiers,
     /// Scratch of [`intern`](Self::intern): the new event's packed
     /// predecessors and thread maxima.
     packed: Vec<EventId>,
@@ -712,12 +714,13 @@ impl Unfolding {
             self.merged_reads = reads;
             return (frontiers, recorded);
         }
-        let (mut few_lists, mut few_at) = ([None; FEW_PREDS], [0usize; FEW_PREDS]);
+        let empty = &self.no_frontiers;
+        let (mut few_lists, mut few_at) = ([empty; FEW_PREDS], [0usize; FEW_PREDS]);
         let (mut many_lists, mut many_at) = (Vec::new(), Vec::new());
-        let (lists, at): (&mut [Option<&Frontiers>], &mut [usize]) = if count <= FEW_PREDS {
+        let (lists, at): (&mut [&Frontiers], &mut [usize]) = if count <= FEW_PREDS {
             (&mut few_lists[..count], &mut few_at[..count])
         } else {
-            many_lists.resize(count, None);
+            many_lists.resize(count, empty);
             many_at.resize(count, 0);
             (&mut many_lists[..], &mut many_at[..])
         };
@@ -725,10 +728,10 @@ impl Unfolding {
             .iter_mut()
             .zip(pred.iter().chain(obj_preds).chain(extra))
         {
-            *slot = Some(&self.get(q).frontiers);
+            *slot = &self.get(q).frontiers;
         }
-        let lists: &[Option<&Frontiers>] = lists;
-        let lists = |k: usize| lists[k].expect("filled above");
+        let lists: &[&Frontiers] = lists;
+        let lists = |k: usize| lists[k];
         let mut record = Some(record);
         let mut recorded = None;
         loop {
