@@ -7,6 +7,7 @@
 use crate::exec::dependence::Access;
 
 use super::names::Name;
+use super::pool::WordPool;
 use super::unfolding::{EventId, Frontier};
 
 /// A frontier, borrowed: the last write (`None`: the initial value) and
@@ -46,7 +47,7 @@ const NO_WRITE: u32 = u32::MAX;
 /// The frontiers of one history, sorted by canonical name: the slots and
 /// then all their reads, in one allocation (an event is made for nearly
 /// every execution, and the allocator was a sixth of the time).
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Frontiers {
     /// `4 * slots` slot words, then the reads.
     words: Box<[u32]>,
@@ -124,6 +125,7 @@ impl Frontiers {
     /// [`FrontiersBuilder`] and copied again.
     pub(crate) fn with_slot(
         &self,
+        pool: &mut WordPool,
         at: usize,
         name: Name,
         write: Option<EventId>,
@@ -151,7 +153,7 @@ impl Frontiers {
         let new_len = reads.len() + usize::from(then.is_some());
         let slots = n + 1 - (after - at);
         let total_reads = old_reads.len() - (cut_to - cut_from) + new_len;
-        let mut words = Vec::with_capacity(4 * slots + total_reads);
+        let mut words = pool.vec_for(4 * slots + total_reads);
         words.extend_from_slice(&self.words[..4 * at]);
         words.extend_from_slice(&[
             name.raw(),
@@ -174,6 +176,19 @@ impl Frontiers {
             words: words.into_boxed_slice(),
             slots: slots as u32,
         }
+    }
+
+    /// A copy, in a block from `pool` if it has one.
+    pub(crate) fn copy_in(&self, pool: &mut WordPool) -> Frontiers {
+        Frontiers {
+            words: pool.copy_of(&self.words),
+            slots: self.slots,
+        }
+    }
+
+    /// Its block of words, for `pool`.
+    pub(crate) fn into_words(self) -> Box<[u32]> {
+        self.words
     }
 
     /// All of them, in name order.
@@ -263,7 +278,12 @@ impl FrontiersBuilder {
 
     /// The frontiers pushed so far; the builder is left empty.
     pub(crate) fn finish(&mut self) -> Frontiers {
-        let mut words = Vec::with_capacity(4 * self.slots.len() + self.reads.len());
+        self.finish_in(&mut WordPool::default())
+    }
+
+    /// [`finish`](Self::finish), in a block from `pool` if it has one.
+    pub(crate) fn finish_in(&mut self, pool: &mut WordPool) -> Frontiers {
+        let mut words = pool.vec_for(4 * self.slots.len() + self.reads.len());
         words.extend_from_slice(self.slots.as_flattened());
         words.extend_from_slice(&self.reads);
         let out = Frontiers {
@@ -339,7 +359,7 @@ mod tests {
         ];
         for (name, write, reads, then) in cases {
             let at = f.search(name).unwrap_or_else(|i| i);
-            let got = f.with_slot(at, name, write, &reads, then);
+            let got = f.with_slot(&mut WordPool::default(), at, name, write, &reads, then);
             let mut expected = base.clone();
             let slot = (name, write, reads.iter().copied().chain(then).collect());
             match expected.binary_search_by_key(&name, |s| s.0) {

@@ -60,6 +60,7 @@ mod extensions;
 mod frontiers;
 mod names;
 mod peek;
+mod pool;
 mod prune;
 mod state;
 #[cfg(test)]

@@ -10,6 +10,7 @@ use crate::exec::{ObjectKind, OpKind, ThreadIdx};
 
 use super::frontiers::{ByName, FrontierView, Frontiers, FrontiersBuilder};
 use super::names::{Name, NameUnion};
+use super::pool::WordPool;
 
 /// Index of an event in [`Unfolding`].
 pub(crate) type EventId = u32;
@@ -275,6 +276,8 @@ pub(crate) struct Unfolding {
     merged_reads: Vec<EventId>,
     /// An empty history's frontiers, to fill unused merge slots with.
     no_frontiers: Frontiers,
+    /// Pruned events' blocks, for new events' predecessors and frontiers.
+    pool: WordPool,
     /// Scratch of [`intern`](Self::intern): the new event's packed
     /// predecessors and thread maxima.
     packed: Vec<EventId>,
@@ -306,11 +309,14 @@ impl Unfolding {
     /// the kept events are causally closed and no longer refers to the others.
     pub(crate) fn retain(&mut self, keep: impl Fn(EventId) -> bool) {
         self.prunings += 1;
+        self.pool.clear();
         for id in 0..self.events.len() as EventId {
             if self.events[id as usize].is_some() && !keep(id) {
                 let ev = self.events[id as usize].take().expect("checked");
                 let hash = key_hash(ev.thread, ev.pred, ev.obj_preds(), ev.extra());
                 self.by_key.remove(hash, id);
+                self.pool.give(ev.packed);
+                self.pool.give(ev.frontiers.into_words());
                 self.free.push(id);
                 self.live -= 1;
             }
@@ -584,7 +590,7 @@ impl Unfolding {
             packed.resize(tmax_at + thread.index() + 1, NO_EVENT);
         }
         packed[tmax_at + thread.index()] = id;
-        let packed_event: Box<[EventId]> = packed.as_slice().into();
+        let packed_event: Box<[EventId]> = self.pool.copy_of(&packed);
         self.packed = packed;
         let own = name.map(|n| self.names.find(n));
         let joined = self.joined_frontiers(id, pred, obj_preds, extra, own, |u, f| {
@@ -691,6 +697,7 @@ impl Unfolding {
     ) -> (Frontiers, Option<R>) {
         let mut builder = std::mem::take(&mut self.builder);
         let mut reads = std::mem::take(&mut self.merged_reads);
+        let mut pool = std::mem::take(&mut self.pool);
         // A predecessor in `pred`'s history adds nothing to the union: each
         // of its frontiers is `pred`'s or lies below it (an earlier write
         // of the chain, or the same write with fewer reads). Often every
@@ -709,8 +716,9 @@ impl Unfolding {
             // frontier updated in place.
             let only = pred.iter().chain(obj_preds).chain(extra).next();
             let base = &self.get(*only.expect("one predecessor")).frontiers;
-            let (frontiers, recorded) = self.frontiers_after_one(base, id, own, record);
+            let (frontiers, recorded) = self.frontiers_after_one(&mut pool, base, id, own, record);
             self.builder = builder;
+            self.pool = pool;
             self.merged_reads = reads;
             return (frontiers, recorded);
         }
@@ -801,8 +809,9 @@ impl Unfolding {
                 builder.push(name, write, reads.iter().copied());
             }
         }
-        let frontiers = builder.finish();
+        let frontiers = builder.finish_in(&mut pool);
         self.builder = builder;
+        self.pool = pool;
         self.merged_reads = reads;
         (frontiers, recorded)
     }
@@ -813,13 +822,14 @@ impl Unfolding {
     /// recorded, made in one copy of `base`.
     fn frontiers_after_one<R>(
         &self,
+        pool: &mut WordPool,
         base: &Frontiers,
         id: EventId,
         own: Option<Name>,
         record: impl FnOnce(&Self, FrontierView<'_>) -> (R, Access),
     ) -> (Frontiers, Option<R>) {
         let Some(own) = own else {
-            return (base.clone(), None);
+            return (base.copy_in(pool), None);
         };
         // The own object's slot: in place of its old frontier if the
         // history touched it, else inserted in name order.
@@ -833,8 +843,8 @@ impl Unfolding {
         });
         let (out, access) = record(self, before);
         let frontiers = match access {
-            Access::Write => base.with_slot(at, own, Some(id), &[], None),
-            Access::Read => base.with_slot(at, own, before.write, before.reads, Some(id)),
+            Access::Write => base.with_slot(pool, at, own, Some(id), &[], None),
+            Access::Read => base.with_slot(pool, at, own, before.write, before.reads, Some(id)),
         };
         (frontiers, Some(out))
     }
