@@ -340,8 +340,10 @@ impl Unfolding {
     pub(crate) fn retain(&mut self, keep: impl Fn(EventId) -> bool) {
         self.prunings += 1;
         self.pool.clear();
+        // `keep` first: it reads a dense table, where the check of an
+        // event's slot loads a line per event.
         for id in 0..self.events.len() as EventId {
-            if self.events[id as usize].is_some() && !keep(id) {
+            if !keep(id) && self.events[id as usize].is_some() {
                 let ev = self.events[id as usize].take().expect("checked");
                 let hash = key_hash(ev.thread, ev.pred, ev.obj_preds(), ev.extra());
                 self.by_key.remove(hash, id);
@@ -351,8 +353,8 @@ impl Unfolding {
                 self.live -= 1;
             }
         }
-        let events = &self.events;
-        let live = |id: &EventId| events[*id as usize].is_some();
+        // A listed event was live: it still is if kept.
+        let live = |id: &EventId| keep(*id);
         // Lists left empty go with their keys (no live event refers to
         // them): names and predecessors of pruned events would otherwise
         // pile up, one or more per execution, and every pruning would walk
