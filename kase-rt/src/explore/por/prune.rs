@@ -48,9 +48,7 @@ impl Por {
             }
         }
         let mut kept = vec![false; self.u.id_bound()];
-        for x in self.u.closure(seeds, |_| false) {
-            kept[x as usize] = true;
-        }
+        self.u.mark_closure(seeds, &mut kept);
         let is_kept = |x: EventId| kept[x as usize];
         self.carry_caches_over_pruning(&is_kept, &all_targets);
         self.u.retain(is_kept);

@@ -1208,6 +1208,22 @@ impl Unfolding {
         out
     }
 
+    /// Marks in `marked` (by id, as long as [`id_bound`](Self::id_bound))
+    /// the union of the histories of `seeds`: [`closure`](Self::closure)
+    /// into a dense table, for a pruning, which keeps most of `U`.
+    pub(crate) fn mark_closure(&self, seeds: Vec<EventId>, marked: &mut [bool]) {
+        let mut stack = seeds;
+        while let Some(x) = stack.pop() {
+            if std::mem::replace(&mut marked[x as usize], true) {
+                continue;
+            }
+            let ev = self.get(x);
+            stack.extend(ev.pred);
+            stack.extend(ev.obj_preds().iter().copied());
+            stack.extend(ev.extra().iter().copied());
+        }
+    }
+
     /// The frontier of `name` in the union of the histories of `events`
     /// (which must be a configuration).
     pub(crate) fn joined_frontier(&self, name: Name, events: &[EventId]) -> Frontier {
