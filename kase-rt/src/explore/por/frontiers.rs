@@ -348,7 +348,7 @@ mod tests {
         let f = built(&base);
         // Each position, replacing or inserting; a write (no reads), a read
         // joining reads, and a read of a frontier with none.
-        let cases: Vec<(Name, Option<EventId>, Vec<EventId>, Option<EventId>)> = vec![
+        let cases = [
             (a, Some(9), vec![], None),
             (b, Some(9), vec![], None),
             (b, Some(1), vec![2, 3], Some(9)),
