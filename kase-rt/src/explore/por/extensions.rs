@@ -42,7 +42,6 @@ impl Por {
         for o in &self.run.objects {
             let Some(o) = o else {
                 chains.by_object.push(None);
-                chains.first_fresh.push(0);
                 continue;
             };
             let first = chains.writes.len();
@@ -53,12 +52,11 @@ impl Por {
                     Access::Read => chains.push_read(e, at >= placed),
                 }
             }
-            chains.by_object.push(Some((first, chains.writes.len())));
-            chains.first_fresh.push(
-                (first..chains.writes.len())
-                    .find(|&i| chains.writes[i].fresh)
-                    .unwrap_or(chains.writes.len()),
-            );
+            let end = chains.writes.len();
+            let first_fresh = (first..end)
+                .find(|&i| chains.writes[i].fresh)
+                .unwrap_or(end);
+            chains.by_object.push(Some(((first, end), first_fresh)));
         }
         let config = std::mem::take(&mut self.run.config);
         debug_assert_eq!(config.len(), events.len(), "one event of C per event run");
@@ -66,17 +64,16 @@ impl Por {
             let Some(x) = event.action.object else {
                 continue;
             };
-            let Some((from, to)) = chains.by_object[x.0 as usize] else {
+            let Some(((from, to), first_fresh)) = chains.by_object[x.0 as usize] else {
                 continue;
             };
             // A prefix already placed needs placing after new writes only:
             // none if the object has none.
             let fresh_from = if at < placed {
-                let first = chains.first_fresh[x.0 as usize];
-                if first == to {
+                if first_fresh == to {
                     continue;
                 }
-                Some(first - from)
+                Some(first_fresh - from)
             } else {
                 None
             };
@@ -97,6 +94,7 @@ impl Por {
                     .get(i)
                     .copied()
                     .flatten()
+                    .map(|(range, _)| range)
                     .unwrap_or_else(|| {
                         chains.push_write(0, None, true);
                         (chains.writes.len() - 1, chains.writes.len())
@@ -310,10 +308,9 @@ impl Por {
 pub(super) struct Chains {
     writes: Vec<WriteLink>,
     reads: Vec<EventId>,
-    by_object: Vec<Option<(usize, usize)>>,
-    /// Per object with a chain, the index in `writes` of its first fresh
-    /// link (the chain's end if none is).
-    first_fresh: Vec<usize>,
+    /// With the index in `writes` of the chain's first fresh link (its end
+    /// if none is).
+    by_object: Vec<Option<((usize, usize), usize)>>,
 }
 
 /// A write of a chain (`None`: the initial value) and the reads of it.
@@ -333,7 +330,6 @@ impl Chains {
         self.writes.clear();
         self.reads.clear();
         self.by_object.clear();
-        self.first_fresh.clear();
     }
 
     fn push_write(&mut self, at: usize, event: Option<EventId>, fresh: bool) {

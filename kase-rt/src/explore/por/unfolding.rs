@@ -1200,10 +1200,7 @@ impl Unfolding {
             if stop(x) || !out.insert(x) {
                 continue;
             }
-            let ev = self.get(x);
-            stack.extend(ev.pred);
-            stack.extend(ev.obj_preds().iter().copied());
-            stack.extend(ev.extra().iter().copied());
+            stack.extend(preds(self.get(x)));
         }
         out
     }
@@ -1217,10 +1214,7 @@ impl Unfolding {
             if std::mem::replace(&mut marked[x as usize], true) {
                 continue;
             }
-            let ev = self.get(x);
-            stack.extend(ev.pred);
-            stack.extend(ev.obj_preds().iter().copied());
-            stack.extend(ev.extra().iter().copied());
+            stack.extend(preds(self.get(x)));
         }
     }
 
