@@ -442,11 +442,17 @@ impl Execution {
             before,
             mut spare_clocks,
         } = std::mem::take(&mut self.sections);
-        spare_clocks.extend(
-            all.drain(..)
-                .flat_map(|section| [section.release, section.start_clock])
-                .filter(VectorClock::on_heap),
-        );
+        // Only clocks on the heap are worth keeping; the others stay where
+        // they are (moving every section's two clocks through an iterator
+        // chain was 1 % of pol(12,3) with peeking).
+        for section in &mut all {
+            for clock in [&mut section.release, &mut section.start_clock] {
+                if clock.on_heap() {
+                    spare_clocks.push(std::mem::take(clock));
+                }
+            }
+        }
+        all.clear();
         spare.sections = Sections {
             all,
             direct: cleared(direct),
