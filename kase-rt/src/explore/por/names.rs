@@ -37,6 +37,11 @@ impl NameUnion {
         Name(n)
     }
 
+    /// How many names were made (merged ones included).
+    pub(crate) fn len(&self) -> usize {
+        self.parent.len()
+    }
+
     pub(crate) fn find(&self, name: Name) -> Name {
         let mut x = name.0;
         loop {

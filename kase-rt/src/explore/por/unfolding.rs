@@ -244,6 +244,33 @@ struct Links {
 /// `Links::object_list` of an event without an object.
 const NO_LIST: u32 = u32::MAX;
 
+/// The neighbour lists an event leads to (`Unfolding::anchors`).
+#[derive(Clone, Copy, Debug)]
+struct Anchors {
+    /// Its thread's events right after it.
+    next_in_thread: u32,
+    /// For a write: the accesses of its object right after it.
+    after_write: u32,
+}
+
+impl Default for Anchors {
+    fn default() -> Self {
+        Anchors {
+            next_in_thread: NO_LIST,
+            after_write: NO_LIST,
+        }
+    }
+}
+
+/// A list's index in `lists` (an empty one, recycled from `free_lists` if
+/// any).
+fn new_list(lists: &mut Vec<IdList>, free_lists: &mut Vec<u32>) -> u32 {
+    free_lists.pop().unwrap_or_else(|| {
+        lists.push(IdList::default());
+        (lists.len() - 1) as u32
+    })
+}
+
 /// The index of `key`'s list in `lists`, made (empty) if `key` has none.
 fn list_of<K: std::hash::Hash + Eq>(
     keys: &mut Map<K, u32>,
@@ -251,13 +278,17 @@ fn list_of<K: std::hash::Hash + Eq>(
     free_lists: &mut Vec<u32>,
     key: K,
 ) -> u32 {
-    *keys.entry(key).or_insert_with(|| match free_lists.pop() {
-        Some(i) => i,
-        None => {
-            lists.push(IdList::default());
-            (lists.len() - 1) as u32
-        }
-    })
+    *keys
+        .entry(key)
+        .or_insert_with(|| new_list(lists, free_lists))
+}
+
+/// The index of the list in `*slot` (an anchor), made (empty) if none.
+fn anchored_list(slot: &mut u32, lists: &mut Vec<IdList>, free_lists: &mut Vec<u32>) -> u32 {
+    if *slot == NO_LIST {
+        *slot = new_list(lists, free_lists);
+    }
+    *slot
 }
 
 /// The events of `U` and the index that identifies them across executions.
@@ -280,12 +311,20 @@ pub(crate) struct Unfolding {
     by_key: KeyIndex,
     pub names: NameUnion,
     /// Events by thread and by object name: an event's immediate conflicts
-    /// share one of the two. The keys lead to a list's index in `lists`,
-    /// which each event also keeps (`Links::{thread_list, object_list}`):
-    /// the comb asks for an event's own lists all the time, and three hash
-    /// lookups in cold tables were 2.5 % of mpat(6)'s cycles.
-    by_thread: Map<(ThreadIdx, Option<EventId>), u32>,
-    by_name: Map<Name, Map<Option<EventId>, u32>>,
+    /// share one of the two, its thread's events after the same
+    /// predecessor or its object's accesses after the same write. Each
+    /// event keeps its two lists' indices in `lists`
+    /// (`Links::{thread_list, object_list}`): the comb asks for an event's
+    /// own lists all the time, and three hash lookups in cold tables were
+    /// 2.5 % of mpat(6)'s cycles. A list is found from the event it follows
+    /// (`anchors`), a table is asked only for a thread's first events
+    /// (`first_of_thread`) and for the accesses of an object's initial
+    /// value (`initial_of`): a new event made three hash-table updates.
+    first_of_thread: Map<(ThreadIdx, Option<EventId>), u32>,
+    initial_of: Map<Name, u32>,
+    /// By event id: the lists its thread's next events and the accesses
+    /// after it (a write) are in (`NO_LIST`: none yet).
+    anchors: Vec<Anchors>,
     lists: Vec<IdList>,
     /// Indices in `lists` of lists no key leads to (emptied by a pruning
     /// or merged into another), for new keys.
@@ -355,10 +394,11 @@ impl Unfolding {
         }
         // A listed event was live: it still is if kept.
         let live = |id: &EventId| keep(*id);
-        // Lists left empty go with their keys (no live event refers to
-        // them): names and predecessors of pruned events would otherwise
-        // pile up, one or more per execution, and every pruning would walk
-        // them all.
+        // Lists left empty are let go (no live event refers to them): names
+        // and predecessors of pruned events would otherwise pile up, one or
+        // more per execution, and every pruning would walk them all. A
+        // pruned event's lists hold only pruned events (the kept ones are
+        // causally closed, and a list's events follow its anchor).
         let (lists, free_lists) = (&mut self.lists, &mut self.free_lists);
         let mut keep_list = |i: &mut u32| {
             let list = &mut lists[*i as usize];
@@ -366,18 +406,27 @@ impl Unfolding {
             if list.is_empty() {
                 *list = IdList::default();
                 free_lists.push(*i);
+                *i = NO_LIST;
             }
-            !list.is_empty()
+            *i != NO_LIST
         };
-        self.by_thread.retain(|_, i| keep_list(i));
-        self.by_name.retain(|_, by_write| {
-            by_write.retain(|_, i| keep_list(i));
-            !by_write.is_empty()
-        });
+        // The names still in use, for `kinds` below.
+        let mut named = vec![false; self.names.len()];
+        for (id, anchors) in self.anchors.iter_mut().enumerate() {
+            for slot in [&mut anchors.next_in_thread, &mut anchors.after_write] {
+                if *slot != NO_LIST {
+                    keep_list(slot);
+                }
+            }
+            if let Some(n) = self.events[id].as_ref().and_then(|ev| ev.name) {
+                named[self.names.find(n).raw() as usize] = true;
+            }
+        }
+        self.first_of_thread.retain(|_, i| keep_list(i));
+        self.initial_of.retain(|_, i| keep_list(i));
         // A name without events keeps no kind: the current execution binds
         // its objects (and sets their kinds) again before it uses them.
-        let by_name = &self.by_name;
-        self.kinds.retain(|name, _| by_name.contains_key(name));
+        self.kinds.retain(|name, _| named[name.raw() as usize]);
     }
 
     /// Records that names `a` and `b` denote one object.
@@ -416,25 +465,24 @@ impl Unfolding {
             }
             self.events[id].as_mut().expect("checked").frontiers = builder.finish();
         }
-        if let Some(by_write) = self.by_name.remove(&moved) {
-            let into = self.by_name.entry(keep).or_default();
-            for (write, from) in by_write {
-                match into.entry(write) {
-                    // Its events keep their list.
-                    std::collections::hash_map::Entry::Vacant(slot) => {
-                        slot.insert(from);
+        // Accesses after a write follow it whatever its name; only the
+        // accesses of the two names' initial values meet in one list.
+        if let Some(from) = self.initial_of.remove(&moved) {
+            match self.initial_of.entry(keep) {
+                // Its events keep their list.
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(from);
+                }
+                std::collections::hash_map::Entry::Occupied(slot) => {
+                    let to = *slot.get();
+                    let events = std::mem::take(&mut self.lists[from as usize]);
+                    for &e in events.as_slice() {
+                        self.lists[to as usize].push(e);
+                        self.links[e as usize].object_list = to;
                     }
-                    std::collections::hash_map::Entry::Occupied(slot) => {
-                        let to = *slot.get();
-                        let events = std::mem::take(&mut self.lists[from as usize]);
-                        for &e in events.as_slice() {
-                            self.lists[to as usize].push(e);
-                            self.links[e as usize].object_list = to;
-                        }
-                        // Neighbour lists stay in the order events were made.
-                        self.lists[to as usize].sort_by_born(&self.born);
-                        self.free_lists.push(from);
-                    }
+                    // Neighbour lists stay in the order events were made.
+                    self.lists[to as usize].sort_by_born(&self.born);
+                    self.free_lists.push(from);
                 }
             }
         }
@@ -500,20 +548,31 @@ impl Unfolding {
         };
         let same_thread = self.lists[link.thread_list as usize].as_slice();
         self_check!(assert!(
-            same_thread
-                == self
-                    .by_thread
-                    .get(&(self.get(e).thread, self.get(e).pred))
-                    .map_or(&[][..], |&i| self.lists[i as usize].as_slice())
-                && same_object
-                    == self
-                        .get(e)
-                        .name
-                        .and_then(|n| self.by_name.get(&self.names.find(n)))
-                        .and_then(|m| m.get(&link.write))
-                        .map_or(&[][..], |&i| self.lists[i as usize].as_slice()),
+            same_thread == self.lists_by_key(e).0 && same_object == self.lists_by_key(e).1,
             "an event's neighbour lists are those of its keys"
         ));
+        (same_thread, same_object)
+    }
+
+    /// [`neighbour_lists`](Self::neighbour_lists) found from `e`'s keys
+    /// (its thread and predecessor; its object and write), for the
+    /// self-check that an event's own indices stay right.
+    #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
+    fn lists_by_key(&self, e: EventId) -> (&[EventId], &[EventId]) {
+        let (ev, link) = (self.get(e), self.link(e));
+        let list = |i: Option<u32>| match i {
+            Some(i) if i != NO_LIST => self.lists[i as usize].as_slice(),
+            _ => &[][..],
+        };
+        let same_thread = match link.thread_parent {
+            Some(p) => list(Some(self.anchors[p as usize].next_in_thread)),
+            None => list(self.first_of_thread.get(&(ev.thread, ev.pred)).copied()),
+        };
+        let same_object = match (ev.name, link.write) {
+            (None, _) => &[][..],
+            (Some(_), Some(w)) => list(Some(self.anchors[w as usize].after_write)),
+            (Some(n), None) => list(self.initial_of.get(&self.names.find(n)).copied()),
+        };
         (same_thread, same_object)
     }
 
@@ -691,20 +750,21 @@ impl Unfolding {
             gate,
             modified: false,
         };
-        let thread_list = list_of(
-            &mut self.by_thread,
-            &mut self.lists,
-            &mut self.free_lists,
-            (thread, pred),
-        );
-        let object_list = match name {
-            Some(n) => list_of(
-                self.by_name.entry(self.names.find(n)).or_default(),
-                &mut self.lists,
-                &mut self.free_lists,
-                write,
+        let (lists, free_lists) = (&mut self.lists, &mut self.free_lists);
+        let thread_list = match thread_parent {
+            Some(p) => anchored_list(
+                &mut self.anchors[p as usize].next_in_thread,
+                lists,
+                free_lists,
             ),
-            None => NO_LIST,
+            None => list_of(&mut self.first_of_thread, lists, free_lists, (thread, pred)),
+        };
+        let object_list = match (name, write) {
+            (None, _) => NO_LIST,
+            (Some(_), Some(w)) => {
+                anchored_list(&mut self.anchors[w as usize].after_write, lists, free_lists)
+            }
+            (Some(n), None) => list_of(&mut self.initial_of, lists, free_lists, self.names.find(n)),
         };
         let links = Links {
             thread_parent,
@@ -720,11 +780,13 @@ impl Unfolding {
         if id as usize == self.events.len() {
             self.events.push(Some(event));
             self.links.push(links);
+            self.anchors.push(Anchors::default());
             self.born.push(self.last_born);
             self.writes.push(kind.writes());
         } else {
             self.events[id as usize] = Some(event);
             self.links[id as usize] = links;
+            self.anchors[id as usize] = Anchors::default();
             self.born[id as usize] = self.last_born;
             self.writes[id as usize] = kind.writes();
         }
