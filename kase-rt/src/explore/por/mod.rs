@@ -230,6 +230,28 @@ impl Por {
             .map(|o| &o.frontier)
     }
 
+    /// Whether the execution's events so far repeat the plan's
+    /// ([`Plan::expected_actions`](state::Plan::expected_actions)): each
+    /// is then the event it was (the same action at the same place after
+    /// the same events), and taking it into `U` can wait.
+    fn replays_unchanged(&mut self, events: &[exec::Event]) -> bool {
+        let expected = &self.plan.expected_actions;
+        while let Some(ev) = events.get(self.run.repeated) {
+            match expected.get(self.run.repeated) {
+                // A place is mostly the very same static (compared by
+                // address first: by value, it compares the file's path).
+                Some(&(action, location))
+                    if action == ev.action
+                        && (std::ptr::eq(location, ev.location) || *location == *ev.location) =>
+                {
+                    self.run.repeated += 1;
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+
     /// Adds the events the execution produced since the last call.
     fn sync(
         &mut self,
@@ -449,6 +471,23 @@ impl Scheduler for Por {
             self.unsupported = Some(crate::explore::repeated_state(spin));
             return Err(Stop::Redundant);
         }
+        let step = self.run.steps;
+        if self.solo.is_none()
+            && step < self.plan.replay.len()
+            && self.replays_unchanged(exec.events())
+        {
+            // A replayed step whose events so far are the plan's: they are
+            // taken into `U` when the replay ends, in one pass. Interleaved
+            // with the execution, step by step, the explorer's code and the
+            // executor's evicted each other from the instruction cache.
+            let t = self.plan.replay[step];
+            if point.enabled.contains(&t) {
+                self.run.steps += 1;
+                self.run.chosen.push(t);
+                return Ok(t);
+            }
+            // Not enabled: diverged; the events say how (below).
+        }
         self.sync(exec.events(), |x| {
             (exec.object_kind(x), exec.object_owner(x))
         });
@@ -458,7 +497,6 @@ impl Scheduler for Por {
         if self.run.hit_d {
             return Err(Stop::Redundant);
         }
-        let step = self.run.steps;
         if self.solo.is_some() {
             if let &[only] = point.enabled {
                 // One thread and an empty `D`: nothing to choose or record.
@@ -680,6 +718,12 @@ impl Explorer for Por {
                 let (step, config_len) = (node.step, node.config_len);
                 self.plan.replay = self.run.chosen[..step].to_vec();
                 self.plan.expected = self.run.config[..config_len].to_vec();
+                self.plan.expected_actions.clear();
+                self.plan.expected_actions.extend(
+                    outcome.events[..config_len]
+                        .iter()
+                        .map(|ev| (ev.action, ev.location)),
+                );
                 self.plan.guide = clue;
                 self.plan.placed = if pruned {
                     0

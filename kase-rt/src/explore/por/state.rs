@@ -10,7 +10,7 @@ use std::panic::Location;
 use super::names::Name;
 use super::unfolding::{EventId, Frontier};
 use crate::exec::dependence::Access;
-use crate::exec::{OpKind, ThreadIdx};
+use crate::exec::{Action, OpKind, ThreadIdx};
 use crate::fast_hash::{Map, Set};
 
 /// What thread `t` did after event `p` (a function of `p` in a deterministic
@@ -125,6 +125,10 @@ pub(super) struct Plan {
     pub(super) replay: Vec<ThreadIdx>,
     /// The events the replayed prefix must produce (else nondeterminism).
     pub(super) expected: Vec<EventId>,
+    /// The actions and places of those events, as they ran: while an
+    /// execution repeats them, its events are taken into `U` only when the
+    /// replay ends (`Por::replays_unchanged`).
+    pub(super) expected_actions: Vec<(Action, &'static Location<'static>)>,
     /// `A`: the clue's events not yet run (each leaves as it runs).
     pub(super) guide: Set<EventId>,
     /// How many of the replayed prefix's events were taken into `U` with
@@ -142,6 +146,9 @@ pub(super) struct Plan {
 pub(super) struct CurrentRun {
     /// How many of the execution's events were taken into `U` so far.
     pub(super) processed: usize,
+    /// How many of its first events were found to repeat the plan's
+    /// ([`Plan::expected_actions`]).
+    pub(super) repeated: usize,
     /// `C`, in the order the events ran.
     pub(super) config: Vec<EventId>,
     /// Each event's position in `config`.
@@ -194,6 +201,7 @@ impl CurrentRun {
     /// Forgets the execution, keeping the allocations.
     pub(super) fn reset(&mut self) {
         self.processed = 0;
+        self.repeated = 0;
         self.pos.clear(&self.config);
         self.config.clear();
         // Threads keep their (emptied) lists: an empty list reads as a
