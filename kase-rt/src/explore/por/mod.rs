@@ -68,6 +68,7 @@ mod tests;
 mod unfolding;
 
 use crate::exec::dependence::Immediate;
+use crate::exec::error::self_check;
 use crate::fast_hash::Map;
 
 use crate::exec::{
@@ -252,6 +253,83 @@ impl Por {
         true
     }
 
+    /// Self-check: the events kept from the last execution
+    /// ([`CurrentRun::rewind`](state::CurrentRun::rewind)) left the state
+    /// that processing this execution's repetition of them gives.
+    #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
+    fn check_kept_events(
+        &mut self,
+        events: &[exec::Event],
+        kinds: impl Fn(ObjectIdx) -> (ObjectKind, Option<ThreadIdx>),
+    ) {
+        type Shadow = Vec<
+            Option<(
+                Name,
+                Option<EventId>,
+                Vec<EventId>,
+                Vec<(usize, EventId, crate::exec::dependence::Access)>,
+            )>,
+        >;
+        let shadow = |u: &Unfolding, run: &CurrentRun| -> Shadow {
+            run.objects
+                .iter()
+                .map(|o| {
+                    o.as_ref().map(|o| {
+                        (
+                            u.names.find(o.name),
+                            o.frontier.write,
+                            o.frontier.reads.clone(),
+                            o.accesses.clone(),
+                        )
+                    })
+                })
+                .collect()
+        };
+        let trimmed = |v: &[Option<EventId>]| {
+            let n = v.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+            v[..n].to_vec()
+        };
+        let kept = self.run.kept;
+        // Processing again must not act on the tree: the node waiting for
+        // its event waits for a later one.
+        let awaiting = self.run.awaiting.take();
+        let positions = |run: &CurrentRun| -> Vec<Vec<(usize, EventId)>> {
+            let mut p = run.positions.clone();
+            while p.last().is_some_and(Vec::is_empty) {
+                p.pop();
+            }
+            p
+        };
+        let at = |run: &CurrentRun| -> Vec<Option<usize>> {
+            run.config.iter().map(|&e| run.pos.get(e)).collect()
+        };
+        let before = (
+            self.run.config.clone(),
+            trimmed(&self.run.last),
+            shadow(&self.u, &self.run),
+            self.run.first_pure,
+            (positions(&self.run), at(&self.run), self.run.pure_parts),
+        );
+        self.run.rewind_events(0);
+        while self.run.processed < kept {
+            let ev = &events[self.run.processed];
+            self.run.processed += 1;
+            self.process(ev, &kinds);
+        }
+        let after = (
+            self.run.config.clone(),
+            trimmed(&self.run.last),
+            shadow(&self.u, &self.run),
+            self.run.first_pure,
+            (positions(&self.run), at(&self.run), self.run.pure_parts),
+        );
+        self.run.awaiting = awaiting;
+        assert!(
+            before == after,
+            "the events kept from the last execution are what processing them again gives"
+        );
+    }
+
     /// Adds the events the execution produced since the last call.
     fn sync(
         &mut self,
@@ -268,6 +346,23 @@ impl Por {
             }
             self.solo = None;
         }
+        if self.run.repeated < self.run.kept {
+            // The events kept from the last execution stand only as far as
+            // this one repeated them: the rest is processed anew (which
+            // finds how it diverged, if it did).
+            self.replays_unchanged(events);
+            if self.run.repeated < self.run.kept {
+                self.run.rewind_events(self.run.repeated);
+                self.run.kept = self.run.repeated;
+            }
+        }
+        self_check!(if self.run.kept > 0
+            && !self.run.kept_checked
+            && self.run.repeated >= self.run.kept
+        {
+            self.run.kept_checked = true;
+            self.check_kept_events(events, &kinds);
+        });
         while self.run.processed < events.len() {
             let ev = &events[self.run.processed];
             self.run.processed += 1;
@@ -313,7 +408,10 @@ impl Por {
                 seen.location
             ));
         }
-        self.run.pure_parts |= kind.starts_pure_part();
+        if kind.starts_pure_part() {
+            self.run.pure_parts = true;
+            self.run.first_pure.get_or_insert(self.run.config.len());
+        }
         let extra = self.r_extras(t, kind, pred, &preds);
         // A replayed prefix meets the events it expects: checked in place
         // before any lookup (a mismatch is looked up, and reported below).
@@ -358,6 +456,11 @@ impl Por {
         self.set_last(t, id);
         if let Some(child) = spawned {
             self.set_last(child, id);
+            let spawned_at = &mut self.run.spawned_at;
+            if spawned_at.len() <= child.index() {
+                spawned_at.resize(child.index() + 1, None);
+            }
+            spawned_at[child.index()] = Some((i, id));
         }
         if let Some(x) = ev.action.object {
             let o = self.run.objects[x.0 as usize]
@@ -730,7 +833,9 @@ impl Explorer for Por {
                 } else {
                     self.closed_prefix(config_len)
                 };
-                self.run.reset();
+                // The next execution replays the first `config_len` events:
+                // what processing them gave is kept, not computed again.
+                self.run.rewind(config_len);
                 return Ok(true);
             }
             let node = self.tree.nodes.pop().expect("non-empty");

@@ -1,8 +1,9 @@
 //! The explorer's state, grouped by how long it lives: the exploration tree
 //! of Algorithm 1 and `D` ([`Tree`], the whole exploration, changing at
 //! each backtrack), what the next execution follows ([`Plan`], set by line
-//! 12), what the current execution produced so far ([`CurrentRun`], reset
-//! before each execution) and the counters the report shows ([`Counters`]).
+//! 12), what the current execution produced so far ([`CurrentRun`], rewound
+//! before each execution to the prefix it replays) and the counters the
+//! report shows ([`Counters`]).
 //! `U` itself, the labels and the names live in [`Por`](super::Por).
 
 use std::panic::Location;
@@ -140,8 +141,9 @@ pub(super) struct Plan {
 }
 
 /// What the current execution has produced: the configuration `C` as a
-/// sequence, and the explorer's shadow of each object and thread. Reset
-/// before every execution ([`CurrentRun::reset`]).
+/// sequence, and the explorer's shadow of each object and thread. Rewound
+/// before every execution to the prefix the next one replays
+/// ([`CurrentRun::rewind`]).
 #[derive(Default)]
 pub(super) struct CurrentRun {
     /// How many of the execution's events were taken into `U` so far.
@@ -149,6 +151,13 @@ pub(super) struct CurrentRun {
     /// How many of its first events were found to repeat the plan's
     /// ([`Plan::expected_actions`]).
     pub(super) repeated: usize,
+    /// How many of the first events processed are the last execution's,
+    /// kept by [`rewind`](Self::rewind): they stand for this execution's
+    /// as far as it repeats them (`repeated`).
+    pub(super) kept: usize,
+    /// Whether the kept events were checked against processing them again
+    /// (kase's own tests, `Por::check_kept_events`).
+    pub(super) kept_checked: bool,
     /// `C`, in the order the events ran.
     pub(super) config: Vec<EventId>,
     /// Each event's position in `config`.
@@ -157,6 +166,11 @@ pub(super) struct CurrentRun {
     pub(super) positions: Vec<Vec<(usize, EventId)>>,
     /// Per thread, its latest event (the thread predecessor of its next).
     pub(super) last: Vec<Option<EventId>>,
+    /// Per thread, the event that spawned it and that event's position
+    /// (its thread predecessor until it has events of its own).
+    pub(super) spawned_at: Vec<Option<(usize, EventId)>>,
+    /// The position of the first event that began a pure part (peeking).
+    pub(super) first_pure: Option<usize>,
     /// Per runtime object, its name and frontier (`None`: not used yet).
     pub(super) objects: Vec<Option<ObjState>>,
     /// Scheduler steps taken.
@@ -198,28 +212,81 @@ impl CurrentRun {
         }
     }
 
-    /// Forgets the execution, keeping the allocations.
-    pub(super) fn reset(&mut self) {
-        self.processed = 0;
+    /// Prepares the next execution, which replays the first `len` events of
+    /// this one (`Plan::expected_actions`): what they produced stays, taken
+    /// as it is; the rest is forgotten. What an execution chose and met is
+    /// its own.
+    pub(super) fn rewind(&mut self, len: usize) {
+        self.rewind_events(len);
+        self.kept = self.processed;
+        self.kept_checked = false;
         self.repeated = 0;
-        self.pos.clear(&self.config);
-        self.config.clear();
-        // Threads keep their (emptied) lists: an empty list reads as a
-        // thread without events.
-        self.positions.iter_mut().for_each(Vec::clear);
-        self.last.clear();
-        for mut o in self.objects.drain(..).flatten() {
-            o.frontier.write = None;
-            o.frontier.reads.clear();
-            o.accesses.clear();
-            self.spare_objects.push(o);
-        }
         self.steps = 0;
         self.chosen.clear();
         self.awaiting = None;
         self.diverged = None;
         self.hit_d = false;
-        self.pure_parts = false;
+    }
+
+    /// Forgets every event from position `len` on, as if the first `len`
+    /// were all that was processed.
+    pub(super) fn rewind_events(&mut self, len: usize) {
+        if len >= self.processed {
+            return;
+        }
+        self.processed = len;
+        self.pos.clear(&self.config[len..]);
+        self.config.truncate(len);
+        // Threads keep their (emptied) lists: an empty list reads as a
+        // thread without events.
+        for list in &mut self.positions {
+            let kept = list.partition_point(|&(i, _)| i < len);
+            list.truncate(kept);
+        }
+        for spawn in &mut self.spawned_at {
+            if spawn.is_some_and(|(i, _)| i >= len) {
+                *spawn = None;
+            }
+        }
+        let threads = self.last.len();
+        self.last.clear();
+        self.last.extend((0..threads).map(|t| {
+            let own = self
+                .positions
+                .get(t)
+                .and_then(|l| l.last())
+                .map(|&(_, e)| e);
+            own.or_else(|| self.spawned_at.get(t).copied().flatten().map(|(_, e)| e))
+        }));
+        for slot in &mut self.objects {
+            let Some(o) = slot else {
+                continue;
+            };
+            let kept = o.accesses.partition_point(|&(i, ..)| i < len);
+            o.accesses.truncate(kept);
+            if kept == 0 {
+                // First used later: bound again when it is.
+                let mut o = slot.take().expect("checked");
+                o.frontier.write = None;
+                o.frontier.reads.clear();
+                self.spare_objects.push(o);
+                continue;
+            }
+            // Its frontier as `frontier_parts_at(len)` has it (every access
+            // left is before `len`).
+            let last_write = o.accesses.iter().rposition(|&(_, _, a)| a == Access::Write);
+            o.frontier.write = last_write.map(|w| o.accesses[w].1);
+            o.frontier.reads.clear();
+            o.frontier.reads.extend(
+                o.accesses[last_write.map_or(0, |w| w + 1)..]
+                    .iter()
+                    .map(|&(_, e, _)| e),
+            );
+        }
+        if self.first_pure.is_some_and(|i| i >= len) {
+            self.first_pure = None;
+        }
+        self.pure_parts = self.first_pure.is_some();
         self.names_shared.set(None);
     }
 }
