@@ -184,6 +184,26 @@ fn a_model_that_runs_shorter_on_a_replayed_schedule_is_nondeterminism_under_por(
 }
 
 #[test]
+fn a_model_that_changes_inside_a_replayed_prefix_is_nondeterminism_under_por() {
+    // From its second run on, main makes one more access before any choice.
+    // POR keeps what it derived from the events a run replays (it does not
+    // process them again): that must not stand once the run differs.
+    let runs = std::sync::atomic::AtomicUsize::new(0);
+    let report = Builder::new().strategy(Strategy::Por).explore(|| {
+        let run = runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        changing_model(run, SeqCst, true);
+    });
+    let failure = report.failure().expect("the model changed between runs");
+    assert_eq!(failure.kind(), FailureKind::Nondeterminism, "{failure}");
+    assert!(
+        failure
+            .to_string()
+            .contains("depends on something other than the schedule"),
+        "{failure}"
+    );
+}
+
+#[test]
 fn a_model_that_changes_under_a_preemption_bound_is_nondeterminism() {
     // The bounded search replays a prefix from its frames alone and
     // restores its state where the prefix ends: a model that runs
