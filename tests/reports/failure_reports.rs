@@ -169,18 +169,25 @@ fn changing_model(run: usize, order: std::sync::atomic::Ordering, shifted: bool)
     t.join().unwrap();
 }
 
+/// The kind and text of the failure POR reports on [`changing_model`]
+/// (with `shifted`, as there).
+fn por_on_changing_model(shifted: bool) -> (FailureKind, String) {
+    let runs = std::sync::atomic::AtomicUsize::new(0);
+    let report = Builder::new().strategy(Strategy::Por).explore(|| {
+        let run = runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        changing_model(run, SeqCst, shifted);
+    });
+    let failure = report.failure().expect("the model changed between runs");
+    (failure.kind(), failure.to_string())
+}
+
 #[test]
 fn a_model_that_runs_shorter_on_a_replayed_schedule_is_nondeterminism_under_por() {
     // From its third run on, main reads less: POR's replay of a schedule
     // prefix meets a model that has changed. It used to crash the explorer
     // (an internal error) instead of saying so.
-    let runs = std::sync::atomic::AtomicUsize::new(0);
-    let report = Builder::new().strategy(Strategy::Por).explore(|| {
-        let run = runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        changing_model(run, SeqCst, false);
-    });
-    let failure = report.failure().expect("the model changed between runs");
-    assert_eq!(failure.kind(), FailureKind::Nondeterminism, "{failure}");
+    let (kind, failure) = por_on_changing_model(false);
+    assert_eq!(kind, FailureKind::Nondeterminism, "{failure}");
 }
 
 #[test]
@@ -188,17 +195,10 @@ fn a_model_that_changes_inside_a_replayed_prefix_is_nondeterminism_under_por() {
     // From its second run on, main makes one more access before any choice.
     // POR keeps what it derived from the events a run replays (it does not
     // process them again): that must not stand once the run differs.
-    let runs = std::sync::atomic::AtomicUsize::new(0);
-    let report = Builder::new().strategy(Strategy::Por).explore(|| {
-        let run = runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        changing_model(run, SeqCst, true);
-    });
-    let failure = report.failure().expect("the model changed between runs");
-    assert_eq!(failure.kind(), FailureKind::Nondeterminism, "{failure}");
+    let (kind, failure) = por_on_changing_model(true);
+    assert_eq!(kind, FailureKind::Nondeterminism, "{failure}");
     assert!(
-        failure
-            .to_string()
-            .contains("depends on something other than the schedule"),
+        failure.contains("depends on something other than the schedule"),
         "{failure}"
     );
 }

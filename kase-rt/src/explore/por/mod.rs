@@ -262,67 +262,54 @@ impl Por {
         events: &[exec::Event],
         kinds: impl Fn(ObjectIdx) -> (ObjectKind, Option<ThreadIdx>),
     ) {
-        type Shadow = Vec<
-            Option<(
-                Name,
-                Option<EventId>,
-                Vec<EventId>,
-                Vec<(usize, EventId, crate::exec::dependence::Access)>,
-            )>,
-        >;
-        let shadow = |u: &Unfolding, run: &CurrentRun| -> Shadow {
-            run.objects
+        // Everything processing derives from the events, made comparable
+        // (lists trimmed of empty tails, names canonical).
+        let snapshot = |u: &Unfolding, run: &CurrentRun| {
+            let objects: Vec<_> = run
+                .objects
                 .iter()
                 .map(|o| {
                     o.as_ref().map(|o| {
+                        let f = &o.frontier;
                         (
                             u.names.find(o.name),
-                            o.frontier.write,
-                            o.frontier.reads.clone(),
+                            f.write,
+                            f.reads.clone(),
                             o.accesses.clone(),
                         )
                     })
                 })
-                .collect()
-        };
-        let trimmed = |v: &[Option<EventId>]| {
-            let n = v.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
-            v[..n].to_vec()
+                .collect();
+            let last_some = run
+                .last
+                .iter()
+                .rposition(Option::is_some)
+                .map_or(0, |i| i + 1);
+            let threads = run
+                .positions
+                .iter()
+                .rposition(|l| !l.is_empty())
+                .map_or(0, |i| i + 1);
+            let at: Vec<Option<usize>> = run.config.iter().map(|&e| run.pos.get(e)).collect();
+            (
+                (run.config.clone(), at, run.positions[..threads].to_vec()),
+                run.last[..last_some].to_vec(),
+                objects,
+                (run.first_pure, run.pure_parts),
+            )
         };
         let kept = self.run.kept;
         // Processing again must not act on the tree: the node waiting for
         // its event waits for a later one.
         let awaiting = self.run.awaiting.take();
-        let positions = |run: &CurrentRun| -> Vec<Vec<(usize, EventId)>> {
-            let mut p = run.positions.clone();
-            while p.last().is_some_and(Vec::is_empty) {
-                p.pop();
-            }
-            p
-        };
-        let at = |run: &CurrentRun| -> Vec<Option<usize>> {
-            run.config.iter().map(|&e| run.pos.get(e)).collect()
-        };
-        let before = (
-            self.run.config.clone(),
-            trimmed(&self.run.last),
-            shadow(&self.u, &self.run),
-            self.run.first_pure,
-            (positions(&self.run), at(&self.run), self.run.pure_parts),
-        );
+        let before = snapshot(&self.u, &self.run);
         self.run.rewind_events(0);
         while self.run.processed < kept {
             let ev = &events[self.run.processed];
             self.run.processed += 1;
             self.process(ev, &kinds);
         }
-        let after = (
-            self.run.config.clone(),
-            trimmed(&self.run.last),
-            shadow(&self.u, &self.run),
-            self.run.first_pure,
-            (positions(&self.run), at(&self.run), self.run.pure_parts),
-        );
+        let after = snapshot(&self.u, &self.run);
         self.run.awaiting = awaiting;
         assert!(
             before == after,
