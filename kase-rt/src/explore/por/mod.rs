@@ -234,7 +234,7 @@ impl Por {
     /// Whether the execution's events so far repeat the plan's
     /// ([`Plan::expected_actions`](state::Plan::expected_actions)): each
     /// is then the event it was (the same action at the same place after
-    /// the same events), and taking it into `U` can wait.
+    /// the same events), and what processing it gave last time stands.
     fn replays_unchanged(&mut self, events: &[exec::Event]) -> bool {
         let expected = &self.plan.expected_actions;
         while let Some(ev) = events.get(self.run.repeated) {
@@ -295,7 +295,7 @@ impl Por {
                 (run.config.clone(), at, run.positions[..threads].to_vec()),
                 run.last[..last_some].to_vec(),
                 objects,
-                (run.first_pure, run.pure_parts),
+                run.first_pure,
             )
         };
         let kept = self.run.kept;
@@ -396,7 +396,6 @@ impl Por {
             ));
         }
         if kind.starts_pure_part() {
-            self.run.pure_parts = true;
             self.run.first_pure.get_or_insert(self.run.config.len());
         }
         let extra = self.r_extras(t, kind, pred, &preds);
@@ -566,10 +565,11 @@ impl Scheduler for Por {
             && step < self.plan.replay.len()
             && self.replays_unchanged(exec.events())
         {
-            // A replayed step whose events so far are the plan's: they are
-            // taken into `U` when the replay ends, in one pass. Interleaved
-            // with the execution, step by step, the explorer's code and the
-            // executor's evicted each other from the instruction cache.
+            // A replayed step whose events so far are the plan's: what
+            // processing them gave is kept (`CurrentRun::rewind`), and the
+            // step is answered without touching `U`. Processing them step by
+            // step redid work and evicted the executor's code from the
+            // instruction cache.
             let t = self.plan.replay[step];
             if point.enabled.contains(&t) {
                 self.run.steps += 1;

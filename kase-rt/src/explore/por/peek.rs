@@ -31,7 +31,7 @@ impl Por {
     /// rule R finds ([`part_end`](Self::part_end)) for events of the prefix
     /// are the same in any execution that replays it.
     pub(super) fn closed_prefix(&self, len: usize) -> usize {
-        if !self.run.pure_parts {
+        if self.run.first_pure.is_none() {
             return len;
         }
         let mut inside: Vec<bool> = Vec::new();

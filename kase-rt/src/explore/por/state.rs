@@ -127,8 +127,8 @@ pub(super) struct Plan {
     /// The events the replayed prefix must produce (else nondeterminism).
     pub(super) expected: Vec<EventId>,
     /// The actions and places of those events, as they ran: while an
-    /// execution repeats them, its events are taken into `U` only when the
-    /// replay ends (`Por::replays_unchanged`).
+    /// execution repeats them, what processing them gave last time stands
+    /// (`CurrentRun::rewind`, `Por::replays_unchanged`).
     pub(super) expected_actions: Vec<(Action, &'static Location<'static>)>,
     /// `A`: the clue's events not yet run (each leaves as it runs).
     pub(super) guide: Set<EventId>,
@@ -169,7 +169,8 @@ pub(super) struct CurrentRun {
     /// Per thread, the event that spawned it and that event's position
     /// (its thread predecessor until it has events of its own).
     pub(super) spawned_at: Vec<Option<(usize, EventId)>>,
-    /// The position of the first event that began a pure part (peeking).
+    /// The position of the first event that began a pure part (peeking),
+    /// if the execution began one.
     pub(super) first_pure: Option<usize>,
     /// Per runtime object, its name and frontier (`None`: not used yet).
     pub(super) objects: Vec<Option<ObjState>>,
@@ -188,8 +189,6 @@ pub(super) struct CurrentRun {
     /// [`new_object`](Self::new_object): most executions use the same
     /// objects, and their buffers need not be allocated again.
     spare_objects: Vec<ObjState>,
-    /// The execution began a pure part of a critical section (peeking).
-    pub(super) pure_parts: bool,
     /// Whether two of its runtime objects have one canonical name, with
     /// the unfolding's generation and the object count it was found for
     /// (`Por::names_shared`).
@@ -262,31 +261,24 @@ impl CurrentRun {
             let Some(o) = slot else {
                 continue;
             };
+            // Its frontier after the first `len` events, in place.
+            let mut frontier = std::mem::take(&mut o.frontier);
+            let (write, reads) = o.frontier_parts_at(len);
+            frontier.write = write;
+            frontier.reads.clear();
+            frontier.reads.extend(reads.map(|&(_, e, _)| e));
+            o.frontier = frontier;
             let kept = o.accesses.partition_point(|&(i, ..)| i < len);
             o.accesses.truncate(kept);
             if kept == 0 {
                 // First used later: bound again when it is.
-                let mut o = slot.take().expect("checked");
-                o.frontier.write = None;
-                o.frontier.reads.clear();
+                let o = slot.take().expect("checked");
                 self.spare_objects.push(o);
-                continue;
             }
-            // Its frontier as `frontier_parts_at(len)` has it (every access
-            // left is before `len`).
-            let last_write = o.accesses.iter().rposition(|&(_, _, a)| a == Access::Write);
-            o.frontier.write = last_write.map(|w| o.accesses[w].1);
-            o.frontier.reads.clear();
-            o.frontier.reads.extend(
-                o.accesses[last_write.map_or(0, |w| w + 1)..]
-                    .iter()
-                    .map(|&(_, e, _)| e),
-            );
         }
         if self.first_pure.is_some_and(|i| i >= len) {
             self.first_pure = None;
         }
-        self.pure_parts = self.first_pure.is_some();
         self.names_shared.set(None);
     }
 }

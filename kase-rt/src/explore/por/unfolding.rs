@@ -556,7 +556,7 @@ impl Unfolding {
         };
         let same_thread = self.lists[link.thread_list as usize].as_slice();
         self_check!(assert!(
-            same_thread == self.lists_by_key(e).0 && same_object == self.lists_by_key(e).1,
+            (same_thread, same_object) == self.lists_by_key(e),
             "an event's neighbour lists are those of its keys"
         ));
         (same_thread, same_object)
