@@ -816,7 +816,10 @@ impl Unfolding {
         }
         for (mine, &b) in packed[at..].iter_mut().zip(theirs) {
             let a = *mine;
-            if a == NO_EVENT || (b != NO_EVENT && self.link(b).depth > self.link(a).depth) {
+            // Equal entries (most, from a shared history) need no depths.
+            if a != b
+                && (a == NO_EVENT || (b != NO_EVENT && self.link(b).depth > self.link(a).depth))
+            {
                 *mine = b;
             }
         }
@@ -863,6 +866,21 @@ impl Unfolding {
             self.merged_reads = reads;
             return (frontiers, recorded);
         }
+        if count == 2 {
+            // Two lists (nearly every other new event): a plain two-cursor
+            // merge, without the general one's bookkeeping per cursor.
+            let mut two = pred.iter().chain(obj_preds).chain(extra);
+            let (a, b) = (
+                &self.get(*two.next().expect("two predecessors")).frontiers,
+                &self.get(*two.next().expect("two predecessors")).frontiers,
+            );
+            let recorded = self.merge_two(&mut builder, &mut reads, [a, b], id, own, record);
+            let frontiers = builder.finish_in(&mut pool);
+            self.builder = builder;
+            self.pool = pool;
+            self.merged_reads = reads;
+            return (frontiers, recorded);
+        }
         let empty = &self.no_frontiers;
         let (mut few_lists, mut few_at) = ([empty; FEW_PREDS], [0usize; FEW_PREDS]);
         let (mut many_lists, mut many_at) = (Vec::new(), Vec::new());
@@ -900,8 +918,12 @@ impl Unfolding {
             // Histories of a configuration: their writes lie on one chain,
             // the deepest is the join's, and its reads are the union of
             // those of the frontiers that have it.
+            // Most predecessors share most frontiers (the same write, the
+            // same reads): depths are looked up (a load from the links of
+            // an event made long ago) only for two different writes, and
+            // reads are merged only if they differ.
             let mut write: Option<EventId> = None;
-            let mut depth = 0;
+            let mut depth: Option<u32> = None;
             let mut first: Option<FrontierView<'_>> = None;
             let mut shared = false;
             for (k, cursor) in at.iter_mut().enumerate() {
@@ -910,18 +932,21 @@ impl Unfolding {
                 }
                 let f = lists(k).at(*cursor).1;
                 *cursor += 1;
-                let d = self.wdepth(f.write);
-                if first.is_none() || d > depth {
-                    (write, depth, first, shared) = (f.write, d, Some(f), false);
-                } else if f.write == write {
-                    shared = true;
+                match first {
+                    None => (write, first) = (f.write, Some(f)),
+                    Some(g) if f.write == write => shared |= f.reads != g.reads,
+                    Some(_) => {
+                        let d = self.wdepth(f.write);
+                        if d > *depth.get_or_insert_with(|| self.wdepth(write)) {
+                            (write, depth, first, shared) = (f.write, Some(d), Some(f), false);
+                        }
+                    }
                 }
             }
-            reads.clear();
-            if let Some(f) = first {
-                reads.extend_from_slice(f.reads);
-            }
+            let first_reads = first.map_or(&[][..], |f| f.reads);
             if shared {
+                reads.clear();
+                reads.extend_from_slice(first_reads);
                 for (k, cursor) in at.iter().enumerate() {
                     let Some(i) = cursor.checked_sub(1) else {
                         continue;
@@ -937,17 +962,18 @@ impl Unfolding {
                     }
                 }
             }
+            let merged: &[EventId] = if shared { &reads } else { first_reads };
             if Some(name) == pending_own {
                 let record = record.take().expect("pending");
                 let before = FrontierView {
                     write,
-                    reads: &reads,
+                    reads: merged,
                 };
                 let (out, access) = record(self, before);
                 recorded = Some(out);
                 builder.push_access(name, before, id, access);
             } else {
-                builder.push(name, write, reads.iter().copied());
+                builder.push(name, write, merged.iter().copied());
             }
         }
         let frontiers = builder.finish_in(&mut pool);
@@ -955,6 +981,81 @@ impl Unfolding {
         self.pool = pool;
         self.merged_reads = reads;
         (frontiers, recorded)
+    }
+
+    /// [`joined_frontiers`](Self::joined_frontiers) of two predecessors'
+    /// frontiers `[a, b]`, pushed to `builder` (`reads`: a buffer). As the
+    /// general merge: a name in one list is copied; in both, the deeper
+    /// write wins (they lie on one chain), and the same write takes the
+    /// union of the reads.
+    fn merge_two<R>(
+        &self,
+        builder: &mut FrontiersBuilder,
+        reads: &mut Vec<EventId>,
+        [a, b]: [&Frontiers; 2],
+        id: EventId,
+        own: Option<Name>,
+        record: impl FnOnce(&Self, FrontierView<'_>) -> (R, Access),
+    ) -> Option<R> {
+        let (mut i, mut j) = (0, 0);
+        let mut record = Some(record);
+        let mut recorded = None;
+        loop {
+            let x = (i < a.len()).then(|| a.name_at(i));
+            let y = (j < b.len()).then(|| b.name_at(j));
+            let pending_own = own.filter(|_| record.is_some());
+            let next = match (x, y) {
+                (Some(p), Some(q)) => Some(p.min(q)),
+                (p, q) => p.or(q),
+            };
+            let name = match (next, pending_own) {
+                (Some(n), Some(o)) => n.min(o),
+                (Some(n), None) | (None, Some(n)) => n,
+                (None, None) => break,
+            };
+            let fa = (x == Some(name)).then(|| a.at(i).1);
+            let fb = (y == Some(name)).then(|| b.at(j).1);
+            i += usize::from(fa.is_some());
+            j += usize::from(fb.is_some());
+            let (write, merged): (Option<EventId>, &[EventId]) = match (fa, fb) {
+                (Some(f), None) | (None, Some(f)) => (f.write, f.reads),
+                (None, None) => (None, &[]),
+                (Some(f), Some(g)) if f.write == g.write => {
+                    if f.reads == g.reads {
+                        (f.write, f.reads)
+                    } else {
+                        reads.clear();
+                        reads.extend_from_slice(f.reads);
+                        for &r in g.reads {
+                            if !reads.contains(&r) {
+                                reads.push(r);
+                            }
+                        }
+                        (f.write, &reads[..])
+                    }
+                }
+                (Some(f), Some(g)) => {
+                    if self.wdepth(g.write) > self.wdepth(f.write) {
+                        (g.write, g.reads)
+                    } else {
+                        (f.write, f.reads)
+                    }
+                }
+            };
+            if Some(name) == pending_own {
+                let record = record.take().expect("pending");
+                let before = FrontierView {
+                    write,
+                    reads: merged,
+                };
+                let (out, access) = record(self, before);
+                recorded = Some(out);
+                builder.push_access(name, before, id, access);
+            } else {
+                builder.push(name, write, merged.iter().copied());
+            }
+        }
+        recorded
     }
 
     /// [`joined_frontiers`](Self::joined_frontiers) of new event `id`
