@@ -500,11 +500,19 @@ impl Por {
         };
         // Two accesses that only read commute: met through the object
         // alone (not the thread), they are never in conflict, and reads
-        // of one write are most of a lock's or a flag's list.
+        // of one write are most of a lock's or a flag's list. Nor are two
+        // events of one thread after different events of it, most of what
+        // is left (mpat(6)).
+        self_check!(assert!(
+            new_on_object
+                .iter()
+                .all(|&x| !self.u.thread_branches_apart(x, b) || !self.u.immediate_conflict(x, b)),
+            "events of one thread after different predecessors in immediate conflict"
+        ));
         let b_writes = self.u.writes(b);
         let new_on_object = new_on_object
             .iter()
-            .filter(|&&x| b_writes || self.u.writes(x));
+            .filter(|&&x| (b_writes || self.u.writes(x)) && !self.u.thread_branches_apart(x, b));
         for &x in new_in_thread.iter().chain(new_on_object) {
             if self.u.immediate_conflict(x, b) {
                 entry.conflicts.push(x);
