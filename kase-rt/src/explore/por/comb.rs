@@ -116,14 +116,18 @@ impl Por {
     /// prefix conflicts with the longer one iff it conflicts with one of
     /// these (conflict is inherited upwards, and a thread's events before
     /// its last in the shorter prefix lie below its maximal one there).
-    pub(super) fn maximal_since(&self, config_len: usize, since: usize) -> Vec<EventId> {
+    /// Each with its thread's index: the comb tests many events against
+    /// the same few, and looking the thread up in each one's record was a
+    /// cache miss per test.
+    pub(super) fn maximal_since(&self, config_len: usize, since: usize) -> Vec<(usize, EventId)> {
         self.run
             .positions
             .iter()
-            .filter_map(|events| {
+            .enumerate()
+            .filter_map(|(thread, events)| {
                 let n = events.partition_point(|&(pos, _)| pos < config_len);
                 let (pos, event) = events[n.checked_sub(1)?];
-                (pos >= since).then_some(event)
+                (pos >= since).then_some((thread, event))
             })
             .collect()
     }
@@ -336,7 +340,7 @@ impl Por {
                         .conflicts_with_moved(x, &moved.threads, &moved.objects);
                     self_check!(assert_eq!(
                         conflicts,
-                        moved.threads.iter().any(|&m| self.u.conflict(x, m)),
+                        moved.threads.iter().any(|&(_, m)| self.u.conflict(x, m)),
                         "the moved parts of a configuration decide conflict with it"
                     ));
                     !node.added.iter().any(|&y| self.u.leq(y, x)) && !conflicts
@@ -765,8 +769,8 @@ impl SpikeCache {
 /// The parts of a configuration that moved since a prefix of it (see
 /// [`Unfolding::conflicts_with_moved`](super::unfolding::Unfolding::conflicts_with_moved)).
 struct Moved {
-    /// Each moved thread's last event.
-    threads: Vec<EventId>,
+    /// Each moved thread's index and last event.
+    threads: Vec<(usize, EventId)>,
     /// The frontier of each object touched since the prefix, sorted by
     /// canonical name.
     objects: Frontiers,

@@ -1287,7 +1287,8 @@ impl Unfolding {
 
     /// Conflict of `x` with a configuration `C` given by what changed in it
     /// since a prefix `P` that `x` is known not to conflict with: the last
-    /// event in `C` of each thread that moved since `P` (`threads`), and
+    /// event in `C` of each thread that moved since `P` (`threads`, with
+    /// the thread's index), and
     /// `C`'s frontier of each object touched since `P` (`objects`, sorted
     /// by canonical name).
     ///
@@ -1300,12 +1301,12 @@ impl Unfolding {
     pub(crate) fn conflicts_with_moved(
         &self,
         x: EventId,
-        threads: &[EventId],
+        threads: &[(usize, EventId)],
         objects: &Frontiers,
     ) -> bool {
         let ex = self.get(x);
-        for &m in threads {
-            let t = self.get(m).thread.index();
+        for &(t, m) in threads {
+            debug_assert_eq!(self.get(m).thread.index(), t, "a moved event's thread");
             if let Some(y) = ex.tmax_at(t) {
                 if !self.same_branch(y, m) {
                     return true;
