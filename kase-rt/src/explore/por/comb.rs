@@ -282,7 +282,7 @@ impl Por {
         // of deeper nodes (mostly without a list for the unit) are touched.
         // The first event's neighbour lists serve both the stamp and the
         // scan below (most units are that one event).
-        let first_lists = self.u.neighbour_lists(unit[0]);
+        let first_lists = self.u.conflict_lists(unit[0]);
         // Every node's list is a filter of the unit's immediate conflicts:
         // a unit without any has only empty lists, known from the
         // conflicts found so far (brought up to date here) without the
@@ -294,7 +294,7 @@ impl Por {
             let lists = if i == 0 {
                 first_lists
             } else {
-                self.u.neighbour_lists(b)
+                self.u.conflict_lists(b)
             };
             if self.immediate_conflicts(b, lists, usize::MAX, |_| {}) > 0 {
                 conflicts = true;
@@ -364,7 +364,7 @@ impl Por {
                             let lists = if i == 0 {
                                 first_lists
                             } else {
-                                self.u.neighbour_lists(b)
+                                self.u.conflict_lists(b)
                             };
                             *seen = self.immediate_conflicts(b, lists, *seen, |new| {
                                 candidates.extend(new.iter().copied().filter(|&x| keep(x)))
@@ -405,7 +405,7 @@ impl Por {
             let (same_thread, same_object) = if i == 0 {
                 first_lists
             } else {
-                self.u.neighbour_lists(b)
+                self.u.conflict_lists(b)
             };
             thread_len += same_thread.len();
             object_len += same_object.len();
@@ -448,7 +448,7 @@ impl Por {
     /// the same events of `D` are targets of many alternatives. Hands those
     /// after the first `from` to `visit` (in the order found: new ones are
     /// appended, and a pruning only drops some) and returns how many there
-    /// are. `lists` are `b`'s neighbour lists (`Unfolding::neighbour_lists`).
+    /// are. `lists` are `b`'s conflict lists (`Unfolding::conflict_lists`).
     fn immediate_conflicts(
         &self,
         b: EventId,
@@ -502,21 +502,18 @@ impl Por {
             ));
             &[]
         };
-        // Two accesses that only read commute: met through the object
-        // alone (not the thread), they are never in conflict, and reads
-        // of one write are most of a lock's or a flag's list. Nor are two
-        // events of one thread after different events of it, most of what
-        // is left (mpat(6)).
+        // A read's object list holds only writes (`Unfolding::conflict_lists`).
+        // Two events of one thread after different events of it are never
+        // in immediate conflict, and most of what is left (mpat(6)).
         self_check!(assert!(
             new_on_object
                 .iter()
                 .all(|&x| !self.u.thread_branches_apart(x, b) || !self.u.immediate_conflict(x, b)),
             "events of one thread after different predecessors in immediate conflict"
         ));
-        let b_writes = self.u.writes(b);
         let new_on_object = new_on_object
             .iter()
-            .filter(|&&x| (b_writes || self.u.writes(x)) && !self.u.thread_branches_apart(x, b));
+            .filter(|&&x| !self.u.thread_branches_apart(x, b));
         for &x in new_in_thread.iter().chain(new_on_object) {
             if self.u.immediate_conflict(x, b) {
                 entry.conflicts.push(x);

@@ -363,6 +363,12 @@ pub(crate) struct Unfolding {
     /// after it (a write) are in (`NO_LIST`: none yet).
     anchors: Vec<Anchors>,
     lists: Vec<IdList>,
+    /// By list index (as `lists`, empty past its end): the writes of an
+    /// object's list, in its order. A read is in immediate conflict only
+    /// with writes of its object (two reads commute), and under peeking a
+    /// lock's list is mostly reads (`PeekLock`, `PeekUnlock`): each read
+    /// walking the whole list was most of the comb's scanning on pol(12,3).
+    write_lists: Vec<IdList>,
     /// Indices in `lists` of lists no key leads to (emptied by a pruning
     /// or merged into another), for new keys.
     free_lists: Vec<u32>,
@@ -436,10 +442,17 @@ impl Unfolding {
         // more per execution, and every pruning would walk them all. A
         // pruned event's lists hold only pruned events (the kept ones are
         // causally closed, and a list's events follow its anchor).
-        let (lists, free_lists) = (&mut self.lists, &mut self.free_lists);
+        let (lists, write_lists, free_lists) =
+            (&mut self.lists, &mut self.write_lists, &mut self.free_lists);
         let mut keep_list = |i: &mut u32| {
             let list = &mut lists[*i as usize];
             list.retain(live);
+            if let Some(writes) = write_lists.get_mut(*i as usize) {
+                writes.retain(live);
+                if writes.is_empty() {
+                    *writes = IdList::default();
+                }
+            }
             if list.is_empty() {
                 *list = IdList::default();
                 free_lists.push(*i);
@@ -516,9 +529,18 @@ impl Unfolding {
                     for &e in events.as_slice() {
                         self.lists[to as usize].push(e);
                         self.links[e as usize].object_list = to;
+                        if self.dense[e as usize].writes() {
+                            self.push_write(to, e);
+                        }
+                    }
+                    if let Some(writes) = self.write_lists.get_mut(from as usize) {
+                        *writes = IdList::default();
                     }
                     // Neighbour lists stay in the order events were made.
                     self.lists[to as usize].sort_by_born(&self.born);
+                    if let Some(writes) = self.write_lists.get_mut(to as usize) {
+                        writes.sort_by_born(&self.born);
+                    }
                     self.free_lists.push(from);
                 }
             }
@@ -589,6 +611,45 @@ impl Unfolding {
             "an event's neighbour lists are those of its keys"
         ));
         (same_thread, same_object)
+    }
+
+    /// The events that could be in immediate conflict with `e`, as
+    /// [`neighbour_lists`](Self::neighbour_lists), but for a read only the
+    /// writes on its object (two reads commute: met through their object
+    /// alone, they are never in immediate conflict). In the order the
+    /// events were made, as those.
+    pub(crate) fn conflict_lists(&self, e: EventId) -> (&[EventId], &[EventId]) {
+        if self.writes(e) {
+            return self.neighbour_lists(e);
+        }
+        let link = self.link(e);
+        let same_thread = self.lists[link.thread_list as usize].as_slice();
+        let writes_on_object = match link.object_list {
+            NO_LIST => &[][..],
+            i => self
+                .write_lists
+                .get(i as usize)
+                .map_or(&[][..], IdList::as_slice),
+        };
+        self_check!({
+            let (_, same_object) = self.neighbour_lists(e);
+            let writes: Vec<EventId> = same_object
+                .iter()
+                .copied()
+                .filter(|&x| self.writes(x))
+                .collect();
+            assert_eq!(writes, writes_on_object, "an object list's writes");
+        });
+        (same_thread, writes_on_object)
+    }
+
+    /// Adds write `e` to the writes of list `i` (`write_lists`).
+    fn push_write(&mut self, i: u32, e: EventId) {
+        let i = i as usize;
+        if self.write_lists.len() <= i {
+            self.write_lists.resize_with(i + 1, IdList::default);
+        }
+        self.write_lists[i].push(e);
     }
 
     /// [`neighbour_lists`](Self::neighbour_lists) found from `e`'s keys
@@ -847,6 +908,9 @@ impl Unfolding {
         self.lists[thread_list as usize].push(id);
         if object_list != NO_LIST {
             self.lists[object_list as usize].push(id);
+            if kind.writes() {
+                self.push_write(object_list, id);
+            }
         }
         (id, true)
     }
