@@ -300,20 +300,24 @@ fn anchored_list(slot: &mut u32, lists: &mut Vec<IdList>, free_lists: &mut Vec<u
 }
 
 /// What the comb asks of most entries of a neighbour list, by event id, in
-/// two bytes (the lists are long and their ids scattered: a wider entry
-/// cost more cache misses than it saved): whether the event writes its
-/// object (the top bit) and its thread ([`Dense::MANY`] from there on).
+/// four bytes (the lists are long and their ids scattered: eight bytes an
+/// entry cost more cache misses than they saved): whether the event writes
+/// its object (the top bit), its thread ([`Dense::MANY`] from there on) and
+/// a tag of its thread predecessor (its id's low bits, plus one; 0: none),
+/// so that two events of one thread after different predecessors are
+/// nearly always told apart without loading their links.
 #[derive(Clone, Copy)]
-struct Dense(u16);
+struct Dense(u32);
 
 impl Dense {
-    const WRITES: u16 = 1 << 15;
+    const WRITES: u32 = 1 << 31;
     /// A thread index this large or larger (then not compared).
-    const MANY: u16 = Self::WRITES - 1;
+    const MANY: u32 = (1 << 15) - 1;
 
-    fn new(writes: bool, thread: ThreadIdx) -> Self {
-        let thread = u16::try_from(thread.0).map_or(Self::MANY, |t| t.min(Self::MANY));
-        Dense(thread | if writes { Self::WRITES } else { 0 })
+    fn new(writes: bool, thread: ThreadIdx, thread_parent: Option<EventId>) -> Self {
+        let thread = thread.0.min(Self::MANY);
+        let parent = thread_parent.map_or(0, |p| (p & 0xFFFF) + 1) & 0xFFFF;
+        Dense(thread << 16 | parent | if writes { Self::WRITES } else { 0 })
     }
 
     fn writes(self) -> bool {
@@ -321,8 +325,14 @@ impl Dense {
     }
 
     /// The thread, if small enough to say.
-    fn thread(self) -> Option<u16> {
-        Some(self.0 & Self::MANY).filter(|&t| t != Self::MANY)
+    fn thread(self) -> Option<u32> {
+        Some(self.0 >> 16 & Self::MANY).filter(|&t| t != Self::MANY)
+    }
+
+    /// The tag of its thread predecessor: different tags, different
+    /// predecessors (equal tags decide nothing).
+    fn parent_tag(self) -> u32 {
+        self.0 & 0xFFFF
     }
 }
 
@@ -715,9 +725,12 @@ impl Unfolding {
     /// From dense tables: the comb asks it of most entries of an object's
     /// neighbour list before loading their records.
     pub(crate) fn thread_branches_apart(&self, x: EventId, y: EventId) -> bool {
-        let thread = self.dense[x as usize].thread();
-        if thread.is_none() || thread != self.dense[y as usize].thread() {
+        let (dx, dy) = (self.dense[x as usize], self.dense[y as usize]);
+        if dx.thread().is_none() || dx.thread() != dy.thread() {
             return false;
+        }
+        if dx.parent_tag() != dy.parent_tag() {
+            return true;
         }
         let (px, py) = (self.link(x).thread_parent, self.link(y).thread_parent);
         px != py && (px.is_some() || py.is_some())
@@ -895,13 +908,14 @@ impl Unfolding {
             self.links.push(links);
             self.anchors.push(Anchors::default());
             self.born.push(self.last_born);
-            self.dense.push(Dense::new(kind.writes(), thread));
+            self.dense
+                .push(Dense::new(kind.writes(), thread, thread_parent));
         } else {
             self.events[id as usize] = Some(event);
             self.links[id as usize] = links;
             self.anchors[id as usize] = Anchors::default();
             self.born[id as usize] = self.last_born;
-            self.dense[id as usize] = Dense::new(kind.writes(), thread);
+            self.dense[id as usize] = Dense::new(kind.writes(), thread, thread_parent);
         }
         self.live += 1;
         self.by_key.insert(hash, id);
