@@ -1085,24 +1085,41 @@ impl Unfolding {
                 }
             }
             let merged: &[EventId] = if shared { &reads } else { first_reads };
-            if Some(name) == pending_own {
-                let record = record.take().expect("pending");
-                let before = FrontierView {
-                    write,
-                    reads: merged,
-                };
-                let (out, access) = record(self, before);
-                recorded = Some(out);
-                builder.push_access(name, before, id, access);
-            } else {
-                builder.push(name, write, merged.iter().copied());
-            }
+            let own = Some(name) == pending_own;
+            let slot = (name, write, merged);
+            self.push_merged(&mut builder, slot, id, own, &mut record, &mut recorded);
         }
         let frontiers = builder.finish_in(&mut pool);
         self.builder = builder;
         self.pool = pool;
         self.merged_reads = reads;
         (frontiers, recorded)
+    }
+
+    /// Pushes one object's merged frontier, `(name, write, reads)`, to
+    /// `builder`. For the new event's own object (`own`), the pending
+    /// `record` sees it first and the event's access is recorded in it;
+    /// `record`'s answer goes to `recorded`. Inlined: it runs for every
+    /// slot of every merge.
+    #[inline(always)]
+    fn push_merged<R>(
+        &self,
+        builder: &mut FrontiersBuilder,
+        (name, write, reads): (Name, Option<EventId>, &[EventId]),
+        id: EventId,
+        own: bool,
+        record: &mut Option<impl FnOnce(&Self, FrontierView<'_>) -> (R, Access)>,
+        recorded: &mut Option<R>,
+    ) {
+        if own {
+            let record = record.take().expect("pending");
+            let before = FrontierView { write, reads };
+            let (out, access) = record(self, before);
+            *recorded = Some(out);
+            builder.push_access(name, before, id, access);
+        } else {
+            builder.push(name, write, reads.iter().copied());
+        }
     }
 
     /// [`joined_frontiers`](Self::joined_frontiers) of two predecessors'
@@ -1164,18 +1181,9 @@ impl Unfolding {
                     }
                 }
             };
-            if Some(name) == pending_own {
-                let record = record.take().expect("pending");
-                let before = FrontierView {
-                    write,
-                    reads: merged,
-                };
-                let (out, access) = record(self, before);
-                recorded = Some(out);
-                builder.push_access(name, before, id, access);
-            } else {
-                builder.push(name, write, merged.iter().copied());
-            }
+            let own = Some(name) == pending_own;
+            let slot = (name, write, merged);
+            self.push_merged(builder, slot, id, own, &mut record, &mut recorded);
         }
         recorded
     }
