@@ -3,6 +3,7 @@
 //! object (the generalised `cexp` of `POR-DESIGN.md`).
 
 use crate::exec::dependence::Access;
+use crate::exec::error::self_check;
 use crate::exec::gate::Gate;
 use crate::exec::{Action, ObjectKind, OpKind, ThreadIdx};
 
@@ -73,7 +74,7 @@ impl Por {
                 if first_fresh == to {
                     continue;
                 }
-                Some(first_fresh - from)
+                Some((first_fresh - from, at))
             } else {
                 None
             };
@@ -108,13 +109,14 @@ impl Por {
     /// Interns every event of `t`'s action `kind` on `name` after `pred`,
     /// placed after any write of its object's chain in `C` (`chains.writes`
     /// in `range`) not before `pred`'s own view (only after fresh ones if
-    /// `fresh_from` says where the chain's first fresh link is).
+    /// `fresh_from` says where the chain's first fresh link is, and where
+    /// in `C` the action's own event is).
     #[allow(clippy::too_many_arguments)]
     fn place(
         &mut self,
         chains: &Chains,
         range: (usize, usize),
-        fresh_from: Option<usize>,
+        fresh_from: Option<(usize, usize)>,
         t: ThreadIdx,
         kind: OpKind,
         name: Name,
@@ -122,21 +124,49 @@ impl Por {
     ) {
         let name = self.u.names.find(name);
         let chain = &chains.writes[range.0..range.1];
-        // The write `pred` saw; its reads are copied only where needed
-        // (below): most placements never get to them, and a copy each was
-        // most of what placing allocated (a mutex's reads under peeking).
-        let seen_write = pred.and_then(|p| self.u.frontier_write(p, name)).flatten();
-        // `seen_write` lies in `[pred]`, so in `C`: found by its position.
-        let mut start = match seen_write.and_then(|w| self.run.pos.get(w)) {
-            Some(at) => chain.partition_point(|w| w.event.is_none() || w.at < at),
-            None => 0,
-        };
         // Only a yield needs the known writes before the first fresh one
         // (their modifications count below).
         let only_fresh = fresh_from.is_some();
-        if let Some(first) = fresh_from.filter(|_| kind != OpKind::Yield) {
+        let first_fresh = fresh_from
+            .map(|(first, _)| first)
+            .filter(|_| kind != OpKind::Yield);
+        // The write `pred` saw lies in `[pred]`, before the event in `C`: if
+        // the first fresh write comes after the event, the seen one is an
+        // earlier link, none of those placed after, and need not be found
+        // (most events of a replayed prefix, placed again after new writes
+        // only; finding it searched `pred`'s frontiers).
+        let seen_before_fresh = matches!(
+            (fresh_from, first_fresh),
+            (Some((first, at)), Some(_)) if chain[first].at > at
+        );
+        // The write `pred` saw; its reads are copied only where needed
+        // (below): most placements never get to them, and a copy each was
+        // most of what placing allocated (a mutex's reads under peeking).
+        let seen_write = if seen_before_fresh {
+            None
+        } else {
+            pred.and_then(|p| self.u.frontier_write(p, name)).flatten()
+        };
+        let is_seen = |w: Option<EventId>| !seen_before_fresh && w == seen_write;
+        // `seen_write` lies in `[pred]`, so in `C`: found by its position.
+        let mut start = match seen_write.and_then(|w| self.run.pos.get(w)) {
+            Some(at) if !seen_before_fresh => {
+                chain.partition_point(|w| w.event.is_none() || w.at < at)
+            }
+            _ => 0,
+        };
+        if let Some(first) = first_fresh {
             start = start.max(first);
         }
+        self_check!(if seen_before_fresh {
+            let seen = pred.and_then(|p| self.u.frontier_write(p, name)).flatten();
+            assert!(
+                chain[start..]
+                    .iter()
+                    .all(|link| link.event.is_some() && link.event != seen),
+                "the write a prefix event saw comes before the fresh ones"
+            );
+        });
         // A spinning yield waits for a modification after the write its
         // thread last saw (exec/spin.rs).
         let mut modified_since_seen = false;
@@ -174,7 +204,7 @@ impl Por {
             if self.budget.expired() {
                 return; // `advance` sees the deadline and stops
             }
-            if w != seen_write {
+            if !is_seen(w) {
                 modified_since_seen |= w.is_some_and(|w| self.u.get(w).modified);
             }
             if kind == OpKind::Yield && !modified_since_seen {
@@ -196,7 +226,7 @@ impl Por {
             }
             let all_reads = &chains.reads[link.reads.0..link.reads.1];
             // Only one write of the chain is the one `pred` saw.
-            let required: Vec<EventId> = if w == seen_write {
+            let required: Vec<EventId> = if is_seen(w) {
                 pred.and_then(|p| self.u.frontier(p, name))
                     .map(|f| f.reads)
                     .unwrap_or_default()
