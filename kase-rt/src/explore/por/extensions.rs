@@ -134,11 +134,10 @@ impl Por {
         // the first fresh write comes after the event, the seen one is an
         // earlier link, none of those placed after, and need not be found
         // (most events of a replayed prefix, placed again after new writes
-        // only; finding it searched `pred`'s frontiers).
-        let seen_before_fresh = matches!(
-            (fresh_from, first_fresh),
-            (Some((first, at)), Some(_)) if chain[first].at > at
-        );
+        // only; finding it searched `pred`'s frontiers). `None` then stands
+        // for it: every link placed after has an event.
+        let seen_before_fresh =
+            fresh_from.is_some_and(|(first, at)| kind != OpKind::Yield && chain[first].at > at);
         // The write `pred` saw; its reads are copied only where needed
         // (below): most placements never get to them, and a copy each was
         // most of what placing allocated (a mutex's reads under peeking).
@@ -147,13 +146,10 @@ impl Por {
         } else {
             pred.and_then(|p| self.u.frontier_write(p, name)).flatten()
         };
-        let is_seen = |w: Option<EventId>| !seen_before_fresh && w == seen_write;
         // `seen_write` lies in `[pred]`, so in `C`: found by its position.
         let mut start = match seen_write.and_then(|w| self.run.pos.get(w)) {
-            Some(at) if !seen_before_fresh => {
-                chain.partition_point(|w| w.event.is_none() || w.at < at)
-            }
-            _ => 0,
+            Some(at) => chain.partition_point(|w| w.event.is_none() || w.at < at),
+            None => 0,
         };
         if let Some(first) = first_fresh {
             start = start.max(first);
@@ -204,7 +200,7 @@ impl Por {
             if self.budget.expired() {
                 return; // `advance` sees the deadline and stops
             }
-            if !is_seen(w) {
+            if w != seen_write {
                 modified_since_seen |= w.is_some_and(|w| self.u.get(w).modified);
             }
             if kind == OpKind::Yield && !modified_since_seen {
@@ -226,7 +222,7 @@ impl Por {
             }
             let all_reads = &chains.reads[link.reads.0..link.reads.1];
             // Only one write of the chain is the one `pred` saw.
-            let required: Vec<EventId> = if is_seen(w) {
+            let required: Vec<EventId> = if w == seen_write {
                 pred.and_then(|p| self.u.frontier(p, name))
                     .map(|f| f.reads)
                     .unwrap_or_default()

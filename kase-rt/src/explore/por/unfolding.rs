@@ -30,6 +30,16 @@ fn key_hash(
     h.finish()
 }
 
+/// Appends to `reads` those of `more` it lacks (a union, in order: read
+/// sets are short).
+fn add_reads(reads: &mut Vec<EventId>, more: &[EventId]) {
+    for &r in more {
+        if !reads.contains(&r) {
+            reads.push(r);
+        }
+    }
+}
+
 /// Predecessors an event's frontiers are merged from without allocating
 /// (`Unfolding::joined_frontiers`).
 const FEW_PREDS: usize = 8;
@@ -347,9 +357,10 @@ pub(crate) struct Unfolding {
     /// whole exploration. Neighbour lists are in this order, so a cache
     /// can say how far it scanned one in a way a pruning leaves true.
     born: Vec<u64>,
-    /// By event id: whether it writes its object ([`writes`](Self::writes))
-    /// and its thread ([`thread_branches_apart`](Self::thread_branches_apart)),
-    /// side by side: the comb asks both of one entry.
+    /// By event id: whether it writes its object ([`writes`](Self::writes)),
+    /// its thread and a tag of its thread predecessor
+    /// ([`thread_branches_apart`](Self::thread_branches_apart)), side by
+    /// side: the comb asks both of one entry.
     dense: Vec<Dense>,
     /// The `born` of the last event made.
     last_born: u64,
@@ -726,7 +737,8 @@ impl Unfolding {
     /// neighbour list before loading their records.
     pub(crate) fn thread_branches_apart(&self, x: EventId, y: EventId) -> bool {
         let (dx, dy) = (self.dense[x as usize], self.dense[y as usize]);
-        if dx.thread().is_none() || dx.thread() != dy.thread() {
+        let thread = dx.thread();
+        if thread.is_none() || thread != dy.thread() {
             return false;
         }
         if dx.parent_tag() != dy.parent_tag() {
@@ -974,85 +986,98 @@ impl Unfolding {
             _ => (obj_preds, extra),
         };
         // Each predecessor's list is sorted by name: merge them, a cursor
-        // each (an event has few predecessors: on the stack up to
-        // `FEW_PREDS`, as this runs for every new event).
+        // each.
         let count = usize::from(pred.is_some()) + obj_preds.len() + extra.len();
-        if count == 1 {
+        let mut preds = pred.iter().chain(obj_preds).chain(extra);
+        let (frontiers, recorded) = if count == 1 {
             // One list (most new events): copied, with the own object's
             // frontier updated in place.
-            let only = pred.iter().chain(obj_preds).chain(extra).next();
-            let base = &self.get(*only.expect("one predecessor")).frontiers;
-            let (frontiers, recorded) = self.frontiers_after_one(&mut pool, base, id, own, record);
-            self.builder = builder;
-            self.pool = pool;
-            self.merged_reads = reads;
-            return (frontiers, recorded);
-        }
-        if count == 2 {
-            // Two lists (nearly every other new event): a plain two-cursor
-            // merge, without the general one's bookkeeping per cursor.
-            let mut two = pred.iter().chain(obj_preds).chain(extra);
-            let (a, b) = (
-                &self.get(*two.next().expect("two predecessors")).frontiers,
-                &self.get(*two.next().expect("two predecessors")).frontiers,
-            );
-            let recorded = self.merge_two(&mut builder, &mut reads, [a, b], id, own, record);
-            let frontiers = builder.finish_in(&mut pool);
-            self.builder = builder;
-            self.pool = pool;
-            self.merged_reads = reads;
-            return (frontiers, recorded);
-        }
-        let empty = &self.no_frontiers;
-        let (mut few_lists, mut few_at) = ([empty; FEW_PREDS], [0usize; FEW_PREDS]);
-        let (mut many_lists, mut many_at) = (Vec::new(), Vec::new());
-        let (lists, at): (&mut [&Frontiers], &mut [usize]) = if count <= FEW_PREDS {
-            (&mut few_lists[..count], &mut few_at[..count])
+            let base = &self.get(*preds.next().expect("one predecessor")).frontiers;
+            self.frontiers_after_one(&mut pool, base, id, own, record)
         } else {
-            many_lists.resize(count, empty);
-            many_at.resize(count, 0);
-            (&mut many_lists[..], &mut many_at[..])
+            let recorded = if count == 2 {
+                // Two lists (nearly every other new event): a plain
+                // two-cursor merge, without the general one's bookkeeping
+                // per cursor.
+                let (a, b) = (
+                    &self.get(*preds.next().expect("two predecessors")).frontiers,
+                    &self.get(*preds.next().expect("two predecessors")).frontiers,
+                );
+                self.merge_two(&mut builder, &mut reads, [a, b], id, own, record)
+            } else {
+                // On the stack up to `FEW_PREDS` (an event has few).
+                let empty = &self.no_frontiers;
+                let mut few = [empty; FEW_PREDS];
+                let mut many = Vec::new();
+                let lists: &mut [&Frontiers] = if count <= FEW_PREDS {
+                    &mut few[..count]
+                } else {
+                    many.resize(count, empty);
+                    &mut many[..]
+                };
+                for (slot, &q) in lists.iter_mut().zip(preds) {
+                    *slot = &self.get(q).frontiers;
+                }
+                self.merge_many(&mut builder, &mut reads, lists, id, own, record)
+            };
+            (builder.finish_in(&mut pool), recorded)
         };
-        for (slot, &q) in lists
-            .iter_mut()
-            .zip(pred.iter().chain(obj_preds).chain(extra))
-        {
-            *slot = &self.get(q).frontiers;
-        }
-        let lists: &[&Frontiers] = lists;
-        let lists = |k: usize| lists[k];
+        self.builder = builder;
+        self.pool = pool;
+        self.merged_reads = reads;
+        (frontiers, recorded)
+    }
+
+    /// [`joined_frontiers`](Self::joined_frontiers) of three or more
+    /// predecessors' frontiers `lists`, pushed to `builder` (`reads`: a
+    /// buffer), a cursor each.
+    fn merge_many<R>(
+        &self,
+        builder: &mut FrontiersBuilder,
+        reads: &mut Vec<EventId>,
+        lists: &[&Frontiers],
+        id: EventId,
+        own: Option<Name>,
+        record: impl FnOnce(&Self, FrontierView<'_>) -> (R, Access),
+    ) -> Option<R> {
+        let (mut few_at, mut many_at) = ([0usize; FEW_PREDS], Vec::new());
+        let at: &mut [usize] = if lists.len() <= FEW_PREDS {
+            &mut few_at[..lists.len()]
+        } else {
+            many_at.resize(lists.len(), 0);
+            &mut many_at[..]
+        };
         let mut record = Some(record);
         let mut recorded = None;
         loop {
             // The next name: the own object's comes in its place, touched
             // by a predecessor or not.
-            let next = (0..count)
-                .filter(|&k| at[k] < lists(k).len())
-                .map(|k| lists(k).name_at(at[k]))
+            let next = (0..lists.len())
+                .filter(|&k| at[k] < lists[k].len())
+                .map(|k| lists[k].name_at(at[k]))
                 .min();
             let pending_own = own.filter(|_| record.is_some());
             let name = match (next, pending_own) {
                 (Some(n), Some(o)) => n.min(o),
-                (Some(n), None) => n,
-                (None, Some(o)) => o,
+                (Some(n), None) | (None, Some(n)) => n,
                 (None, None) => break,
             };
             // Histories of a configuration: their writes lie on one chain,
             // the deepest is the join's, and its reads are the union of
-            // those of the frontiers that have it.
-            // Most predecessors share most frontiers (the same write, the
-            // same reads): depths are looked up (a load from the links of
-            // an event made long ago) only for two different writes, and
-            // reads are merged only if they differ.
+            // those of the frontiers that have it. Most predecessors share
+            // most frontiers (the same write, the same reads): depths are
+            // looked up (a load from the links of an event made long ago)
+            // only for two different writes, and reads are merged only if
+            // they differ.
             let mut write: Option<EventId> = None;
             let mut depth: Option<u32> = None;
             let mut first: Option<FrontierView<'_>> = None;
             let mut shared = false;
-            for (k, cursor) in at.iter_mut().enumerate() {
-                if *cursor >= lists(k).len() || lists(k).name_at(*cursor) != name {
+            for (list, cursor) in lists.iter().zip(at.iter_mut()) {
+                if *cursor >= list.len() || list.name_at(*cursor) != name {
                     continue;
                 }
-                let f = lists(k).at(*cursor).1;
+                let f = list.at(*cursor).1;
                 *cursor += 1;
                 match first {
                     None => (write, first) = (f.write, Some(f)),
@@ -1069,31 +1094,22 @@ impl Unfolding {
             if shared {
                 reads.clear();
                 reads.extend_from_slice(first_reads);
-                for (k, cursor) in at.iter().enumerate() {
+                for (list, cursor) in lists.iter().zip(at.iter()) {
                     let Some(i) = cursor.checked_sub(1) else {
                         continue;
                     };
-                    let (n, f) = lists(k).at(i);
-                    if n != name || f.write != write {
-                        continue;
-                    }
-                    for &r in f.reads {
-                        if !reads.contains(&r) {
-                            reads.push(r);
-                        }
+                    let (n, f) = list.at(i);
+                    if n == name && f.write == write {
+                        add_reads(reads, f.reads);
                     }
                 }
             }
-            let merged: &[EventId] = if shared { &reads } else { first_reads };
+            let merged: &[EventId] = if shared { reads } else { first_reads };
             let own = Some(name) == pending_own;
             let slot = (name, write, merged);
-            self.push_merged(&mut builder, slot, id, own, &mut record, &mut recorded);
+            self.push_merged(builder, slot, id, own, &mut record, &mut recorded);
         }
-        let frontiers = builder.finish_in(&mut pool);
-        self.builder = builder;
-        self.pool = pool;
-        self.merged_reads = reads;
-        (frontiers, recorded)
+        recorded
     }
 
     /// Pushes one object's merged frontier, `(name, write, reads)`, to
@@ -1165,11 +1181,7 @@ impl Unfolding {
                     } else {
                         reads.clear();
                         reads.extend_from_slice(f.reads);
-                        for &r in g.reads {
-                            if !reads.contains(&r) {
-                                reads.push(r);
-                            }
-                        }
+                        add_reads(reads, g.reads);
                         (f.write, &reads[..])
                     }
                 }
