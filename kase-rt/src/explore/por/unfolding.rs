@@ -976,51 +976,82 @@ impl Unfolding {
         let mut builder = std::mem::take(&mut self.builder);
         let mut reads = std::mem::take(&mut self.merged_reads);
         let mut pool = std::mem::take(&mut self.pool);
-        // A predecessor in `pred`'s history adds nothing to the union: each
-        // of its frontiers is `pred`'s or lies below it (an earlier write
-        // of the chain, or the same write with fewer reads). Often every
-        // one is (the object's last access was the thread's own, or one it
-        // already synchronised with): then `pred`'s list alone is merged.
+        // A predecessor in another's history adds nothing to the union:
+        // each of its frontiers is the other's or lies below it (an
+        // earlier write of the chain, or the same write with fewer reads).
+        // Often every one is in `pred`'s (the object's last access was the
+        // thread's own, or one it already synchronised with): then `pred`'s
+        // list alone is merged. Of three or more, only the maximal ones
+        // are: a data access of a pure part whose object predecessor lies
+        // below rule R's extra one (the end of the part that made it)
+        // merges two lists, not three. (Two are not sifted: the second
+        // lookup seldom spares a merge, and costs more than it saves.)
         let (obj_preds, extra) = match pred {
             Some(p) if obj_preds.iter().chain(extra).all(|&q| self.leq(q, p)) => (&[][..], &[][..]),
             _ => (obj_preds, extra),
         };
-        // Each predecessor's list is sorted by name: merge them, a cursor
-        // each.
-        let count = usize::from(pred.is_some()) + obj_preds.len() + extra.len();
-        let mut preds = pred.iter().chain(obj_preds).chain(extra);
-        let (frontiers, recorded) = if count == 1 {
-            // One list (most new events): copied, with the own object's
-            // frontier updated in place.
-            let base = &self.get(*preds.next().expect("one predecessor")).frontiers;
-            self.frontiers_after_one(&mut pool, base, id, own, record)
+        let mut maximal = [NO_EVENT; FEW_PREDS];
+        let mut many = Vec::new();
+        let all = pred.iter().chain(obj_preds).chain(extra).copied();
+        let mut count = usize::from(pred.is_some()) + obj_preds.len() + extra.len();
+        let preds: &[EventId] = if count <= FEW_PREDS {
+            for (slot, q) in maximal.iter_mut().zip(all) {
+                *slot = q;
+            }
+            let mut i = 0;
+            while count > 2 && i < count {
+                let q = maximal[i];
+                let dominated = maximal[..count].iter().enumerate().any(|(j, &r)| {
+                    if r == q {
+                        j < i
+                    } else {
+                        self.leq(q, r)
+                    }
+                });
+                if dominated {
+                    maximal.copy_within(i + 1..count, i);
+                    count -= 1;
+                } else {
+                    i += 1;
+                }
+            }
+            &maximal[..count]
         } else {
-            let recorded = if count == 2 {
+            many.extend(all);
+            &many
+        };
+        let (frontiers, recorded) = match *preds {
+            [one] => {
+                // One list (most new events): copied, with the own
+                // object's frontier updated in place.
+                let base = &self.get(one).frontiers;
+                self.frontiers_after_one(&mut pool, base, id, own, record)
+            }
+            [a, b] => {
                 // Two lists (nearly every other new event): a plain
                 // two-cursor merge, without the general one's bookkeeping
                 // per cursor.
-                let (a, b) = (
-                    &self.get(*preds.next().expect("two predecessors")).frontiers,
-                    &self.get(*preds.next().expect("two predecessors")).frontiers,
-                );
-                self.merge_two(&mut builder, &mut reads, [a, b], id, own, record)
-            } else {
-                // On the stack up to `FEW_PREDS` (an event has few).
+                let lists = [&self.get(a).frontiers, &self.get(b).frontiers];
+                let recorded = self.merge_two(&mut builder, &mut reads, lists, id, own, record);
+                (builder.finish_in(&mut pool), recorded)
+            }
+            _ => {
+                // On the stack up to `FEW_PREDS`.
                 let empty = &self.no_frontiers;
                 let mut few = [empty; FEW_PREDS];
-                let mut many = Vec::new();
-                let lists: &mut [&Frontiers] = if count <= FEW_PREDS {
-                    &mut few[..count]
+                let mut many_lists = Vec::new();
+                let lists: &mut [&Frontiers] = if preds.len() <= FEW_PREDS {
+                    &mut few[..preds.len()]
                 } else {
-                    many.resize(count, empty);
-                    &mut many[..]
+                    many_lists.resize(preds.len(), empty);
+                    &mut many_lists[..]
                 };
                 for (slot, &q) in lists.iter_mut().zip(preds) {
                     *slot = &self.get(q).frontiers;
                 }
-                self.merge_many(&mut builder, &mut reads, lists, id, own, record)
-            };
-            (builder.finish_in(&mut pool), recorded)
+                let recorded = self.merge_many(&mut builder, &mut reads, lists, id, own, record);
+                (builder.finish_in(&mut pool), recorded)
+            }
         };
         self.builder = builder;
         self.pool = pool;
