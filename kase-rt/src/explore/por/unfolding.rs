@@ -1037,20 +1037,7 @@ impl Unfolding {
                 (builder.finish_in(&mut pool), recorded)
             }
             _ => {
-                // On the stack up to `FEW_PREDS`.
-                let empty = &self.no_frontiers;
-                let mut few = [empty; FEW_PREDS];
-                let mut many_lists = Vec::new();
-                let lists: &mut [&Frontiers] = if preds.len() <= FEW_PREDS {
-                    &mut few[..preds.len()]
-                } else {
-                    many_lists.resize(preds.len(), empty);
-                    &mut many_lists[..]
-                };
-                for (slot, &q) in lists.iter_mut().zip(preds) {
-                    *slot = &self.get(q).frontiers;
-                }
-                let recorded = self.merge_many(&mut builder, &mut reads, lists, id, own, record);
+                let recorded = self.merge_many(&mut builder, &mut reads, preds, id, own, record);
                 (builder.finish_in(&mut pool), recorded)
             }
         };
@@ -1060,25 +1047,32 @@ impl Unfolding {
         (frontiers, recorded)
     }
 
-    /// [`joined_frontiers`](Self::joined_frontiers) of three or more
-    /// predecessors' frontiers `lists`, pushed to `builder` (`reads`: a
-    /// buffer), a cursor each.
+    /// [`joined_frontiers`](Self::joined_frontiers) of the frontiers of
+    /// `preds` (none, or three or more), pushed to `builder` (`reads`: a
+    /// buffer), a cursor each: on the stack up to `FEW_PREDS`.
     fn merge_many<R>(
         &self,
         builder: &mut FrontiersBuilder,
         reads: &mut Vec<EventId>,
-        lists: &[&Frontiers],
+        preds: &[EventId],
         id: EventId,
         own: Option<Name>,
         record: impl FnOnce(&Self, FrontierView<'_>) -> (R, Access),
     ) -> Option<R> {
-        let (mut few_at, mut many_at) = ([0usize; FEW_PREDS], Vec::new());
-        let at: &mut [usize] = if lists.len() <= FEW_PREDS {
-            &mut few_at[..lists.len()]
+        let empty = &self.no_frontiers;
+        let (mut few_lists, mut few_at) = ([empty; FEW_PREDS], [0usize; FEW_PREDS]);
+        let (mut many_lists, mut many_at) = (Vec::new(), Vec::new());
+        let (lists, at): (&mut [&Frontiers], &mut [usize]) = if preds.len() <= FEW_PREDS {
+            (&mut few_lists[..preds.len()], &mut few_at[..preds.len()])
         } else {
-            many_at.resize(lists.len(), 0);
-            &mut many_at[..]
+            many_lists.resize(preds.len(), empty);
+            many_at.resize(preds.len(), 0);
+            (&mut many_lists[..], &mut many_at[..])
         };
+        for (slot, &q) in lists.iter_mut().zip(preds) {
+            *slot = &self.get(q).frontiers;
+        }
+        let lists: &[&Frontiers] = lists;
         let mut record = Some(record);
         let mut recorded = None;
         loop {
