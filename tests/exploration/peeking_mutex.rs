@@ -176,6 +176,46 @@ fn sections_that_only_read_the_guarded_data_commute() {
     assert_eq!(por(false, readers(3, false)).executions(), 6);
 }
 
+/// A section that writes the guarded data ends with a write of the mutex
+/// (the guard's accesses are no events of their own): it is ordered against
+/// every other section of that mutex, also one that never touches the data,
+/// while sections that only read the data commute among themselves.
+#[test]
+fn a_section_that_writes_the_guarded_data_orders_every_section_of_its_mutex() {
+    let model = || {
+        let data = Arc::new(Mutex::new(0u32));
+        let flag = Arc::new(AtomicUsize::new(0));
+        let (d, f) = (data.clone(), flag.clone());
+        let writer = thread::spawn(move || *d.lock().unwrap() += 1);
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let d = data.clone();
+                thread::spawn(move || assert!(*d.lock().unwrap() <= 1))
+            })
+            .collect();
+        let other = thread::spawn(move || {
+            let _g = data.lock().unwrap();
+            f.store(1, SeqCst);
+        });
+        writer.join().unwrap();
+        for r in readers {
+            r.join().unwrap();
+        }
+        other.join().unwrap();
+        assert_eq!(flag.load(SeqCst), 1);
+    };
+    // The writer before or after each of the two readers and the section
+    // on the atomic: 2 x 2 x 2.
+    let traces = oracle(true, model).traces();
+    assert_eq!(traces, Some(8));
+    let with = por(true, model);
+    assert_eq!(Some(with.executions()), traces);
+    assert_eq!(with.sleep_set_blocked(), 0);
+    assert!(with.peeking());
+    // Without peeking every order of the four sections.
+    assert_eq!(por(false, model).executions(), 24);
+}
+
 /// Peeking starts at the model's first spawn: the main thread's sections
 /// before it are plain steps, and the readers' sections after it still
 /// commute.

@@ -99,9 +99,6 @@ pub enum ObjectKind {
     Park,
     /// A tracked `UnsafeCell`.
     Cell,
-    /// The data a `Mutex` or an `RwLock` guards, accessed through its guard
-    /// (only recorded with critical-section peeking).
-    Data,
 }
 
 impl ObjectKind {
@@ -184,16 +181,20 @@ pub enum OpKind {
     /// are ordered only by what they access (POR-DESIGN.md, "Critical-section
     /// peeking").
     PeekLock,
-    /// The unlock that ends a pure section: a read of the mutex.
+    /// The unlock that ends a pure section which did not write the data
+    /// the mutex guards: a read of the mutex. The guard's accesses to that
+    /// data are not events of their own: only a holder of the lock reaches
+    /// the data, so the lock's events order them (POR-DESIGN.md, "The
+    /// guarded data: folded into the lock").
     PeekUnlock,
     /// A pure part meets other synchronisation (or grows too long): from
     /// here the section holds the mutex exclusively, a write of the mutex.
     Upgrade,
-    /// A read of memory inside a critical section with peeking: the guarded
-    /// data (`Deref`) or a tracked cell. Never a scheduling point.
+    /// A read of a tracked cell (or an atomic's `unsync_load`) inside a
+    /// critical section with peeking. Never a scheduling point.
     DataRead,
-    /// A write of memory inside a critical section with peeking: the guarded
-    /// data (`DerefMut`) or a tracked cell. Never a scheduling point.
+    /// A write of a tracked cell inside a critical section with peeking.
+    /// Never a scheduling point.
     DataWrite,
     /// With critical-section peeking, `RwLock::read`: starts a pure part in
     /// shared mode. A read of the lock, like [`OpKind::PeekLock`]; enabled
@@ -215,6 +216,12 @@ pub enum OpKind {
     /// With peeking, releasing a read lock held across choice points: a
     /// write of the lock.
     SharedUnlock,
+    /// The unlock that ends a pure section which wrote the data its lock (a
+    /// `Mutex`, or an `RwLock` in write mode) guards: a write of the lock,
+    /// enabled like [`OpKind::Upgrade`] (no other pure part open in the
+    /// reads since the last write), so the sections that read the data
+    /// before it and those that read it after are ordered by the lock alone.
+    PeekWriteUnlock,
 }
 
 /// A visible operation: who does what to which object.

@@ -93,7 +93,8 @@ pub enum SpinRole {
     /// changes what it guards).
     LockOp,
     /// It tells a spinning thread nothing (a pure section's lock and
-    /// unlock: it waits for the data it read to change).
+    /// unlock: it waits for what it read inside to change, the guarded data
+    /// as of the lock's last write or a tracked cell).
     Ignored,
     /// The yield itself: the iteration ends.
     Yield,
@@ -189,7 +190,7 @@ impl OpProps {
 }
 
 /// Every operation kind, in declaration order (`OpKind as usize`).
-const ALL_KINDS: [OpKind; 38] = [
+const ALL_KINDS: [OpKind; 39] = [
     OpKind::Load,
     OpKind::Store,
     OpKind::Rmw,
@@ -228,6 +229,7 @@ const ALL_KINDS: [OpKind; 38] = [
     OpKind::SharedLock,
     OpKind::SharedTryLock,
     OpKind::SharedUnlock,
+    OpKind::PeekWriteUnlock,
 ];
 
 /// [`OpKind::classify`] of every kind, by `OpKind as usize`.
@@ -338,6 +340,11 @@ impl OpKind {
                 .spin(SpinRole::LockOp),
             OpKind::SharedUnlock => row(W, "read unlock")
                 .releases(Rel::ToWriters)
+                .spin(SpinRole::LockOp),
+            OpKind::PeekWriteUnlock => row(W, "unlock")
+                .pure(P::End)
+                .acquires(A::ReleaseAndReaders)
+                .releases(Rel::Replace)
                 .spin(SpinRole::LockOp),
         }
     }
@@ -551,7 +558,7 @@ mod tests {
         }
         // The last declared kind ends the table (one added after it would
         // be classified anew on every call).
-        assert_eq!(SharedUnlock as usize + 1, ALL_KINDS.len());
+        assert_eq!(PeekWriteUnlock as usize + 1, ALL_KINDS.len());
     }
 
     #[test]
@@ -589,6 +596,7 @@ mod tests {
             SharedLock,
             SharedTryLock,
             SharedUnlock,
+            PeekWriteUnlock,
         ] {
             assert!(k.writes(), "{k:?}");
         }
@@ -601,7 +609,13 @@ mod tests {
             .filter(|k| k.starts_pure_part())
             .collect();
         assert_eq!(starts, [PeekLock, PeekReadLock]);
-        for k in [PeekUnlock, PeekReadUnlock, Upgrade, ReadUpgrade] {
+        for k in [
+            PeekUnlock,
+            PeekReadUnlock,
+            Upgrade,
+            ReadUpgrade,
+            PeekWriteUnlock,
+        ] {
             assert!(k.ends_pure_part(), "{k:?}");
         }
         for k in [Spawn, Fence, DataRead, DataWrite, Upgrade, ReadUpgrade] {

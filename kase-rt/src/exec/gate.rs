@@ -85,16 +85,37 @@ struct OpenParts {
 }
 
 impl OpenParts {
+    /// A lock's gate is asked for every thread at every step, mostly with
+    /// no reads (without peeking a mutex has none): that case is inline.
+    #[inline(always)]
     fn of(reads: &[(ThreadIdx, OpKind)], except: Option<ThreadIdx>) -> OpenParts {
-        let count = |kind: OpKind| {
-            reads
-                .iter()
-                .filter(|&&(t, k)| k == kind && Some(t) != except)
-                .count()
-        };
+        if reads.is_empty() {
+            return OpenParts {
+                exclusive: 0,
+                shared: 0,
+            };
+        }
+        OpenParts::counted(reads, except)
+    }
+
+    /// [`of`](Self::of), counting in one pass.
+    fn counted(reads: &[(ThreadIdx, OpKind)], except: Option<ThreadIdx>) -> OpenParts {
+        let [mut locks, mut unlocks, mut read_locks, mut read_unlocks] = [0usize; 4];
+        for &(t, k) in reads {
+            if Some(t) == except {
+                continue;
+            }
+            match k {
+                OpKind::PeekLock => locks += 1,
+                OpKind::PeekUnlock => unlocks += 1,
+                OpKind::PeekReadLock => read_locks += 1,
+                OpKind::PeekReadUnlock => read_unlocks += 1,
+                _ => {}
+            }
+        }
         OpenParts {
-            exclusive: count(OpKind::PeekLock).saturating_sub(count(OpKind::PeekUnlock)),
-            shared: count(OpKind::PeekReadLock).saturating_sub(count(OpKind::PeekReadUnlock)),
+            exclusive: locks.saturating_sub(unlocks),
+            shared: read_locks.saturating_sub(read_unlocks),
         }
     }
 
@@ -107,38 +128,43 @@ impl Gate {
     /// Whether `thread` may perform `kind` now, given the reads of the
     /// object since its last write.
     pub fn enabled(&self, kind: OpKind, thread: ThreadIdx, reads: &[(ThreadIdx, OpKind)]) -> bool {
-        match (self, kind) {
-            (Gate::Mutex { held }, OpKind::PeekLock) => !held,
-            (Gate::Mutex { held }, OpKind::Lock) => !held && OpenParts::of(reads, None).none(),
-            (Gate::Mutex { held }, OpKind::Upgrade) => {
-                !held && OpenParts::of(reads, Some(thread)).none()
+        // By object first: a lock's gate is asked for every thread at every
+        // step, and this shape keeps the common answers a few instructions.
+        let none_open = |except| OpenParts::of(reads, except).none();
+        match self {
+            Gate::Open => true,
+            Gate::Mutex { held } => match kind {
+                OpKind::PeekLock => !held,
+                OpKind::Lock => !held && none_open(None),
+                // A pure section that wrote the data ends with a write of
+                // the lock: like an upgrade, after every other part closed.
+                OpKind::Upgrade | OpKind::PeekWriteUnlock => !held && none_open(Some(thread)),
+                _ => true,
+            },
+            Gate::RwLock { writer, readers } => {
+                let no_readers = || readers_after(*writer, *readers, reads) == 0;
+                match kind {
+                    OpKind::ReadLock | OpKind::PeekReadLock => !writer,
+                    OpKind::PeekLock => !writer && no_readers(),
+                    OpKind::Lock => !writer && no_readers() && none_open(None),
+                    OpKind::Upgrade | OpKind::PeekWriteUnlock => {
+                        !writer && no_readers() && none_open(Some(thread))
+                    }
+                    // Upgraded readers share the lock; a pure write section
+                    // excludes them (it cannot be open in a run, but it can
+                    // in a placement).
+                    OpKind::SharedLock => !writer && OpenParts::of(reads, None).exclusive == 0,
+                    OpKind::ReadUpgrade => {
+                        !writer && OpenParts::of(reads, Some(thread)).exclusive == 0
+                    }
+                    _ => true,
+                }
             }
-            (Gate::RwLock { writer, .. }, OpKind::ReadLock | OpKind::PeekReadLock) => !writer,
-            (Gate::RwLock { writer, readers }, OpKind::PeekLock) => {
-                !writer && readers_after(*writer, *readers, reads) == 0
+            Gate::Condvar(waiters) => {
+                kind != OpKind::CondvarWake || waiters.notified.contains(&thread)
             }
-            (Gate::RwLock { writer, readers }, OpKind::Lock) => {
-                !writer
-                    && readers_after(*writer, *readers, reads) == 0
-                    && OpenParts::of(reads, None).none()
-            }
-            (Gate::RwLock { writer, readers }, OpKind::Upgrade) => {
-                !writer
-                    && readers_after(*writer, *readers, reads) == 0
-                    && OpenParts::of(reads, Some(thread)).none()
-            }
-            // Upgraded readers share the lock; a pure write section excludes
-            // them (it cannot be open in a run, but it can in a placement).
-            (Gate::RwLock { writer, .. }, OpKind::SharedLock) => {
-                !writer && OpenParts::of(reads, None).exclusive == 0
-            }
-            (Gate::RwLock { writer, .. }, OpKind::ReadUpgrade) => {
-                !writer && OpenParts::of(reads, Some(thread)).exclusive == 0
-            }
-            (Gate::Condvar(waiters), OpKind::CondvarWake) => waiters.notified.contains(&thread),
-            (Gate::Thread { exited }, OpKind::Join) => *exited,
-            (Gate::Park { token }, OpKind::Park) => *token,
-            _ => true,
+            Gate::Thread { exited } => kind != OpKind::Join || *exited,
+            Gate::Park { token } => kind != OpKind::Park || *token,
         }
     }
 
@@ -272,6 +298,16 @@ mod tests {
         assert!(!held.enabled(OpKind::PeekLock, B, &[]));
         let freed = held.after_write(OpKind::Unlock, A, &[]);
         assert!(freed.enabled(OpKind::PeekLock, B, &[]));
+        // A section that wrote the data ends with a write of the mutex,
+        // which waits, like an upgrade, for the other open parts to close,
+        // and leaves the mutex free.
+        let both = [(A, OpKind::PeekLock), (B, OpKind::PeekLock)];
+        assert!(!g.enabled(OpKind::PeekWriteUnlock, A, &both));
+        let b_closed = [both[0], both[1], (B, OpKind::PeekUnlock)];
+        assert!(g.enabled(OpKind::PeekWriteUnlock, A, &b_closed));
+        let written = g.after_write(OpKind::PeekWriteUnlock, A, &b_closed);
+        assert!(written.enabled(OpKind::PeekLock, B, &[]));
+        assert!(written.enabled(OpKind::Lock, B, &[]));
     }
 
     #[test]
@@ -309,6 +345,12 @@ mod tests {
         let held = g.after_write(Upgrade, A, &writing);
         assert!(!held.enabled(PeekReadLock, B, &[]));
         assert!(!held.try_succeeds(SharedTryLock, &[]));
+        // A write section that wrote the data waits for open readers.
+        assert!(!g.enabled(PeekWriteUnlock, A, &[(B, PeekReadLock), (A, PeekLock)]));
+        let read = [(B, PeekReadLock), (B, PeekReadUnlock), (A, PeekLock)];
+        assert!(g.enabled(PeekWriteUnlock, A, &read));
+        let written = g.after_write(PeekWriteUnlock, A, &read);
+        assert!(written.enabled(PeekReadLock, B, &[]) && written.enabled(PeekLock, B, &[]));
     }
 
     #[test]

@@ -92,30 +92,20 @@ pub(crate) fn object_then(
 }
 
 /// An access to the data `lock` (a `Mutex` or an `RwLock`) guards, through
-/// its guard. With critical-section peeking it is a visible read or write of
-/// the data (never a scheduling point); otherwise nothing: the lock orders
-/// such accesses.
-pub(crate) fn data_access(lock: ObjectIdx, write: bool, location: &'static Location<'static>) {
-    let data = with(|e| {
-        if e.peeking() {
-            Some(e.lock_data(lock))
-        } else {
-            if write {
-                // Not an event, but it ends any spin (exec/spin).
-                e.note_unseen_write();
-            }
-            None
+/// its guard. Never an event: only a holder of the lock reaches the data, so
+/// the lock's own events order every access to it. With critical-section
+/// peeking a write inside a pure part of `lock` makes the part end with a
+/// write of the lock ([`OpKind::PeekWriteUnlock`]), which orders it against
+/// the sections that read the data; a pure part that only reads it commutes
+/// with the others that only read it.
+pub(crate) fn data_access(lock: ObjectIdx, write: bool) {
+    with(|e| {
+        if write {
+            // Not an event, but it ends any spin (exec/spin).
+            e.note_unseen_write();
         }
+        e.note_data_access(lock, write);
     });
-    let Some(data) = data else {
-        return;
-    };
-    let kind = if write {
-        OpKind::DataWrite
-    } else {
-        OpKind::DataRead
-    };
-    visible(Some(data), kind, location, |_, _| ((), None));
 }
 
 /// A visible operation of the current model thread: a scheduling point (the

@@ -101,8 +101,6 @@ pub(crate) struct LockState {
     /// Its critical sections may be peeked (a `Mutex` shim's, unless it is
     /// the internal mutex of a shim; never an `RwLock`'s).
     pub peekable: bool,
-    /// The object standing for the guarded data (peeking), once accessed.
-    pub data: Option<ObjectIdx>,
 }
 
 /// What kind-specific state an object has.
@@ -121,8 +119,6 @@ pub(crate) enum ObjectDetail {
     /// A tracked `UnsafeCell`: an object of visible operations only inside
     /// pure parts of critical sections (peeking).
     Cell(CellState),
-    /// The data a `Mutex` guards (peeking).
-    Data,
 }
 
 impl Gate {
@@ -138,7 +134,7 @@ impl Gate {
             ObjectKind::Condvar => Gate::Condvar(Box::default()),
             ObjectKind::Thread => Gate::Thread { exited: false },
             ObjectKind::Park => Gate::Park { token: false },
-            ObjectKind::Cell | ObjectKind::Data => Gate::Open,
+            ObjectKind::Cell => Gate::Open,
         }
     }
 }
@@ -195,7 +191,6 @@ impl ObjectState {
             ObjectDetail::Thread(_) => ObjectKind::Thread,
             ObjectDetail::Park => ObjectKind::Park,
             ObjectDetail::Cell(_) => ObjectKind::Cell,
-            ObjectDetail::Data => ObjectKind::Data,
         }
     }
 

@@ -6,22 +6,19 @@
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::ops::Deref;
-use std::panic::Location;
 use std::sync::TryLockResult;
 
 use crate::exec::{self, ObjectIdx};
 
 /// The guarded `data` of a guard on the lock `object` (`None` for a real
-/// lock), after recording in the model the access (a write if `write`) at
-/// the caller's location.
-#[track_caller]
+/// lock), after telling the model of the access (a write if `write`).
 pub(crate) fn data<T: ?Sized>(
     object: Option<ObjectIdx>,
     write: bool,
     data: &UnsafeCell<T>,
 ) -> *mut T {
     if let Some(object) = object {
-        exec::data_access(object, write, Location::caller());
+        exec::data_access(object, write);
     }
     data.get()
 }

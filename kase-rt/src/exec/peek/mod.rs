@@ -142,6 +142,9 @@ pub(crate) struct PurePart {
     pub section: usize,
     /// Memory accesses so far.
     pub steps: u32,
+    /// Whether it wrote the data its lock guards: then its unlock is a
+    /// write of the lock ([`OpKind::PeekWriteUnlock`]).
+    pub wrote_data: bool,
 }
 
 /// One pure part of a critical section in this execution.

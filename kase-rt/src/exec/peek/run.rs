@@ -24,15 +24,26 @@ impl Execution {
         self.peeking && !self.teardown
     }
 
-    /// The object standing for the data `lock` (a `Mutex` or an `RwLock`)
-    /// guards, created on first use.
-    pub(crate) fn lock_data(&mut self, lock: ObjectIdx) -> ObjectIdx {
-        if let Some(data) = self.object_mut(lock).lock().data {
-            return data;
+    /// The current thread accessed the data `lock` guards (wrote it if
+    /// `write`). Inside a pure part of `lock`, a write makes the part end
+    /// with a write of the lock, and a read is, for spinning, a read of the
+    /// lock: the data is as the lock's last write left it.
+    pub(crate) fn note_data_access(&mut self, lock: ObjectIdx, write: bool) {
+        if !self.peeking() {
+            return;
         }
-        let data = self.add_object(ObjectDetail::Data);
-        self.object_mut(lock).lock().data = Some(data);
-        data
+        let t = self.current;
+        let Some(part) = self.thread(t).peek.pure.filter(|p| p.lock == lock) else {
+            return;
+        };
+        if write && !part.shared {
+            if let Some(part) = self.thread_mut(t).peek.pure.as_mut() {
+                part.wrote_data = true;
+            }
+        } else if !write {
+            let mods = self.objects[lock.0 as usize].modifications;
+            self.thread_mut(t).spin.lock_op(lock, mods, false);
+        }
     }
 
     /// Ends the current thread's pure part, with an upgrade event, unless
@@ -91,6 +102,9 @@ impl Execution {
         let panicking = std::thread::panicking();
         match kind {
             OpKind::Lock if peekable && !panicking => OpKind::PeekLock,
+            OpKind::Unlock if pure.is_some_and(|p| !p.shared && p.wrote_data) => {
+                OpKind::PeekWriteUnlock
+            }
             OpKind::Unlock if pure.is_some_and(|p| !p.shared) => OpKind::PeekUnlock,
             OpKind::ReadLock if rwlock && !panicking => OpKind::PeekReadLock,
             OpKind::ReadLock if rwlock => OpKind::SharedLock,
@@ -208,9 +222,18 @@ impl Execution {
                 {
                     // Depending on the part's last event (its unlock or
                     // upgrade, on the lock itself) puts this access after
-                    // the whole part, not in its middle.
+                    // the whole part, not in its middle. Not a write of the
+                    // lock after an unlock that wrote the data: that unlock
+                    // stands for the whole section on the lock (its lock, a
+                    // read, is in no write's reads), and the write (a
+                    // `try_lock`) could have come between the two.
+                    let through_end = |e: usize| {
+                        e == tag.event
+                            && !(action.kind.writes()
+                                && self.events[e].action.kind == OpKind::PeekWriteUnlock)
+                    };
                     let ordered = other.end.is_some_and(|e| {
-                        e == tag.event || before.get(other.thread) >= other.end_seq
+                        through_end(e) || before.get(other.thread) >= other.end_seq
                     });
                     if !ordered {
                         violation = Some((s, t, at));
@@ -292,6 +315,7 @@ impl Execution {
                     shared,
                     section,
                     steps: 0,
+                    wrote_data: false,
                 });
                 thread.peek.hold(hold(lock, shared));
             }
@@ -308,7 +332,9 @@ impl Execution {
                 let thread = self.thread_mut(t);
                 thread.peek.pure = None;
                 match kind {
-                    OpKind::PeekUnlock => thread.peek.release(hold(lock, false)),
+                    OpKind::PeekUnlock | OpKind::PeekWriteUnlock => {
+                        thread.peek.release(hold(lock, false))
+                    }
                     OpKind::PeekReadUnlock => thread.peek.release(hold(lock, true)),
                     _ => {}
                 }
