@@ -216,6 +216,23 @@ fn a_section_that_writes_the_guarded_data_orders_every_section_of_its_mutex() {
     assert_eq!(por(false, model).executions(), 24);
 }
 
+/// `is_poisoned` by a thread not holding the mutex cannot see the middle of
+/// a pure section (a section that panics upgrades first): it keeps peeking
+/// on, also against a section that writes the guarded data (whose unlock is
+/// a write of the mutex, after the `is_poisoned` it follows).
+#[test]
+fn is_poisoned_beside_a_section_that_writes_the_data_keeps_peeking_on() {
+    let report = por(true, || {
+        let m = Arc::new(Mutex::new(0));
+        let m2 = m.clone();
+        let t = thread::spawn(move || *m2.lock().unwrap() += 1);
+        assert!(!m.is_poisoned());
+        t.join().unwrap();
+    });
+    assert!(report.peeking(), "{:?}", report.warnings());
+    assert_eq!(report.executions(), 2);
+}
+
 /// Peeking starts at the model's first spawn: the main thread's sections
 /// before it are plain steps, and the readers' sections after it still
 /// commute.
