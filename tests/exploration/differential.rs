@@ -9,6 +9,7 @@
 //! cases than CI's default; `KASE_DIFF_SEED` picks the first seed and
 //! `KASE_DIFF_OPS` the number of operations per program (default 7).
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::ops::{Deref, DerefMut};
@@ -216,7 +217,9 @@ fn generate(seed: u64, ops: usize) -> Program {
 
 struct Shared {
     atomics: Vec<AtomicUsize>,
-    mutexes: Vec<Mutex<usize>>,
+    /// A `Cell` inside: sections change it through the guard's `Deref`
+    /// (a `Mutex<T>` needs only `T: Send`), which must order them.
+    mutexes: Vec<Mutex<Cell<usize>>>,
     rwlocks: Vec<RwLock<usize>>,
     condvar: Condvar,
 }
@@ -226,6 +229,8 @@ struct Shared {
 enum Data<'a> {
     Shared(&'a dyn Deref<Target = usize>),
     Mut(&'a mut dyn DerefMut<Target = usize>),
+    /// A mutex's guard: read and written through `Deref` alone.
+    Cell(&'a dyn Deref<Target = Cell<usize>>),
 }
 
 impl Data<'_> {
@@ -233,6 +238,7 @@ impl Data<'_> {
         match self {
             Data::Shared(g) => Data::Shared(*g),
             Data::Mut(g) => Data::Mut(&mut **g),
+            Data::Cell(g) => Data::Cell(*g),
         }
     }
 }
@@ -251,8 +257,8 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<Data<'_>>
             }
             Op::FetchAdd(a, v) => write!(seen, "f{}", s.atomics[*a].fetch_add(*v, SeqCst)).unwrap(),
             Op::Locked(m, inner) => {
-                let mut g = s.mutexes[*m].lock().unwrap();
-                run_ops(inner, s, seen, Some(Data::Mut(&mut g)));
+                let g = s.mutexes[*m].lock().unwrap();
+                run_ops(inner, s, seen, Some(Data::Cell(&g)));
             }
             Op::ReadLocked(r, inner) => {
                 let g = s.rwlocks[*r].read().unwrap();
@@ -266,11 +272,13 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<Data<'_>>
                 let v = match data.as_ref().expect("inside a section") {
                     Data::Shared(g) => ***g,
                     Data::Mut(g) => ***g,
+                    Data::Cell(g) => g.get(),
                 };
                 write!(seen, "d{v}").unwrap();
             }
             Op::DataAdd(v) => match data.as_mut().expect("inside a section") {
                 Data::Mut(g) => ***g += v,
+                Data::Cell(g) => g.set(g.get() + v),
                 Data::Shared(_) => unreachable!("generated only in exclusive sections"),
             },
             Op::TryWrite(r) => {
@@ -354,7 +362,7 @@ fn explore(p: &Program, builder: Builder) -> (Report, BTreeSet<String>) {
     let report = builder.minimize(0).explore(|| {
         let s = Arc::new(Shared {
             atomics: (0..p.atomics).map(|_| AtomicUsize::new(0)).collect(),
-            mutexes: (0..p.mutexes).map(|_| Mutex::new(0)).collect(),
+            mutexes: (0..p.mutexes).map(|_| Mutex::new(Cell::new(0))).collect(),
             rwlocks: (0..2).map(|_| RwLock::new(0)).collect(),
             condvar: Condvar::new(),
         });
@@ -378,7 +386,7 @@ fn explore(p: &Program, builder: Builder) -> (Report, BTreeSet<String>) {
             write!(seen, " t{i}:{}", h.join().unwrap()).unwrap();
         }
         let finals: Vec<usize> = s.atomics.iter().map(|a| a.load(SeqCst)).collect();
-        let data: Vec<usize> = s.mutexes.iter().map(|m| *m.lock().unwrap()).collect();
+        let data: Vec<usize> = s.mutexes.iter().map(|m| m.lock().unwrap().get()).collect();
         let rw: Vec<usize> = s.rwlocks.iter().map(|r| *r.read().unwrap()).collect();
         write!(seen, " final:{finals:?} data:{data:?} rw:{rw:?}").unwrap();
         outcomes.lock().unwrap().insert(seen);

@@ -91,20 +91,38 @@ pub(crate) fn object_then(
     object
 }
 
+/// How a guard reaches the data its lock guards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DataAccess {
+    /// A shared reference to an `RwLock`'s data, which must be `Sync` for
+    /// the lock to be shared: a read (what changes through `&T` there is an
+    /// atomic or a lock of its own, with events of its own).
+    Read,
+    /// A shared reference to a `Mutex`'s data, which needs only `Send`: a
+    /// `Cell`, a `RefCell` or a `OnceCell` inside may change through it, and
+    /// kase cannot tell (no stable bound says "no interior mutability"), so
+    /// for the order of sections it counts as a write. For spinning it is a
+    /// read.
+    MayWrite,
+    /// A mutable reference: a write.
+    Write,
+}
+
 /// An access to the data `lock` (a `Mutex` or an `RwLock`) guards, through
 /// its guard. Never an event: only a holder of the lock reaches the data, so
 /// the lock's own events order every access to it. With critical-section
-/// peeking a write inside a pure part of `lock` makes the part end with a
-/// write of the lock ([`OpKind::PeekWriteUnlock`]), which orders it against
-/// the sections that read the data; a pure part that only reads it commutes
-/// with the others that only read it.
-pub(crate) fn data_access(lock: ObjectIdx, write: bool) {
+/// peeking a write (or [`DataAccess::MayWrite`]) inside a pure part of
+/// `lock` makes the part end with a write of the lock
+/// ([`OpKind::PeekWriteUnlock`]), which orders it against every other
+/// section of the lock; a pure part that only reads the data commutes with
+/// the others that only read it.
+pub(crate) fn data_access(lock: ObjectIdx, access: DataAccess) {
     with(|e| {
-        if write {
+        if access == DataAccess::Write {
             // Not an event, but it ends any spin (exec/spin).
             e.note_unseen_write();
         }
-        e.note_data_access(lock, write);
+        e.note_data_access(lock, access);
     });
 }
 

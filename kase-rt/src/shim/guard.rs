@@ -8,17 +8,18 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::TryLockResult;
 
+pub(crate) use crate::exec::DataAccess;
 use crate::exec::{self, ObjectIdx};
 
 /// The guarded `data` of a guard on the lock `object` (`None` for a real
-/// lock), after telling the model of the access (a write if `write`).
+/// lock), after telling the model of the `access`.
 pub(crate) fn data<T: ?Sized>(
     object: Option<ObjectIdx>,
-    write: bool,
+    access: DataAccess,
     data: &UnsafeCell<T>,
 ) -> *mut T {
     if let Some(object) = object {
-        exec::data_access(object, write);
+        exec::data_access(object, access);
     }
     data.get()
 }

@@ -16,7 +16,7 @@ use parking_lot::lock_api::RawMutex as _;
 use crate::exec::object::{LockState, ObjectDetail, ObjectHandle};
 use crate::exec::{self, ObjectIdx, OpKind};
 
-use super::guard;
+use super::guard::{self, DataAccess};
 use super::poison::{lock_result, model_acquire, PoisonFlag};
 
 /// A mutual exclusion primitive, a drop-in for [`std::sync::Mutex`].
@@ -262,16 +262,18 @@ impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     }
 }
 
-/// With critical-section peeking, `Deref` is a read and `DerefMut` a write
-/// of the guarded data (one location per mutex): two sections that only
-/// read it commute.
+/// With critical-section peeking, `Deref` and `DerefMut` both make the
+/// section a writer of the guarded data: a `Mutex<T>` is shared with only
+/// `T: Send`, so `&T` may change a `Cell` or a `RefCell` inside, which kase
+/// cannot see. A section that never touches the data commutes with the
+/// others (an `RwLock`, whose data must be `Sync`, lets readers commute).
 impl<T: ?Sized> Deref for MutexGuard<'_, T> {
     type Target = T;
 
     #[track_caller]
     fn deref(&self) -> &T {
         // SAFETY: the guard holds the lock, so no one else accesses the data.
-        unsafe { &*guard::data(self.object, false, &self.lock.data) }
+        unsafe { &*guard::data(self.object, DataAccess::MayWrite, &self.lock.data) }
     }
 }
 
@@ -279,7 +281,7 @@ impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
     #[track_caller]
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: the guard holds the lock, so no one else accesses the data.
-        unsafe { &mut *guard::data(self.object, true, &self.lock.data) }
+        unsafe { &mut *guard::data(self.object, DataAccess::Write, &self.lock.data) }
     }
 }
 

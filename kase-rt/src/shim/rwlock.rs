@@ -16,7 +16,7 @@ use parking_lot::lock_api::{RawRwLock as _, RawRwLockDowngrade as _};
 use crate::exec::object::{ObjectDetail, ObjectHandle};
 use crate::exec::{self, ObjectIdx, OpKind};
 
-use super::guard;
+use super::guard::{self, DataAccess};
 use super::poison::{lock_result, model_acquire, PoisonFlag};
 
 /// A reader–writer lock, a drop-in for [`std::sync::RwLock`].
@@ -302,15 +302,16 @@ impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
 }
 
 /// With critical-section peeking, `Deref` is a read and `DerefMut` a write
-/// of the guarded data (one location per lock): read sections, and write
-/// sections that only read it, commute.
+/// of the guarded data (an `RwLock<T>` is shared only if `T: Sync`, so
+/// `&T` changes nothing kase cannot see): read sections, and write sections
+/// that only read it, commute.
 impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
     type Target = T;
 
     #[track_caller]
     fn deref(&self) -> &T {
         // SAFETY: a read lock is held: no writer has `&mut T`.
-        unsafe { &*guard::data(self.object, false, &self.lock.data) }
+        unsafe { &*guard::data(self.object, DataAccess::Read, &self.lock.data) }
     }
 }
 
@@ -320,7 +321,7 @@ impl<T: ?Sized> Deref for RwLockWriteGuard<'_, T> {
     #[track_caller]
     fn deref(&self) -> &T {
         // SAFETY: the write lock is held: no one else accesses the data.
-        unsafe { &*guard::data(self.object, false, &self.lock.data) }
+        unsafe { &*guard::data(self.object, DataAccess::Read, &self.lock.data) }
     }
 }
 
@@ -328,7 +329,7 @@ impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
     #[track_caller]
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: the write lock is held: no one else accesses the data.
-        unsafe { &mut *guard::data(self.object, true, &self.lock.data) }
+        unsafe { &mut *guard::data(self.object, DataAccess::Write, &self.lock.data) }
     }
 }
 

@@ -10,6 +10,7 @@ use super::super::clock::VectorClock;
 use super::super::execution::Execution;
 use super::super::object::ObjectDetail;
 use super::super::thread::Pending;
+use super::super::DataAccess;
 use super::{AccessTag, DirectTag, Hold, Holds, PurePart, Section, MAX_PURE_STEPS};
 
 impl Execution {
@@ -24,11 +25,12 @@ impl Execution {
         self.peeking && !self.teardown
     }
 
-    /// The current thread accessed the data `lock` guards (wrote it if
-    /// `write`). Inside a pure part of `lock`, a write makes the part end
-    /// with a write of the lock, and a read is, for spinning, a read of the
-    /// lock: the data is as the lock's last write left it.
-    pub(crate) fn note_data_access(&mut self, lock: ObjectIdx, write: bool) {
+    /// The current thread accessed the data `lock` guards. Inside a pure
+    /// part of `lock`, a write (or a shared reference that may write) makes
+    /// the part end with a write of the lock, and anything but a write is,
+    /// for spinning, a read of the lock: the data is as the lock's last
+    /// write left it.
+    pub(crate) fn note_data_access(&mut self, lock: ObjectIdx, access: DataAccess) {
         if !self.peeking() {
             return;
         }
@@ -36,13 +38,14 @@ impl Execution {
         let Some(part) = self.thread(t).peek.pure.filter(|p| p.lock == lock) else {
             return;
         };
-        if write && !part.shared {
+        if access != DataAccess::Write {
+            let mods = self.objects[lock.0 as usize].modifications;
+            self.thread_mut(t).spin.lock_op(lock, mods, false);
+        }
+        if access != DataAccess::Read && !part.shared {
             if let Some(part) = self.thread_mut(t).peek.pure.as_mut() {
                 part.wrote_data = true;
             }
-        } else if !write {
-            let mods = self.objects[lock.0 as usize].modifications;
-            self.thread_mut(t).spin.lock_op(lock, mods, false);
         }
     }
 
