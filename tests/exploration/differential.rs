@@ -220,6 +220,9 @@ struct Shared {
     /// A `Cell` inside: sections change it through the guard's `Deref`
     /// (a `Mutex<T>` needs only `T: Send`), which must order them.
     mutexes: Vec<Mutex<Cell<usize>>>,
+    /// The lock of mutex `m`'s sections that do not use its data: a
+    /// `Mutex<()>`, the kind kase peeks.
+    plain: Vec<Mutex<()>>,
     rwlocks: Vec<RwLock<usize>>,
     condvar: Condvar,
 }
@@ -243,6 +246,16 @@ impl Data<'_> {
     }
 }
 
+/// Whether a section running `ops` uses its own data (not that of a section
+/// nested in it).
+fn uses_data(ops: &[Op]) -> bool {
+    ops.iter().any(|op| match op {
+        Op::DataGet | Op::DataAdd(_) => true,
+        Op::IfEq(_, _, inner) => uses_data(inner),
+        _ => false,
+    })
+}
+
 /// Runs `ops`, appending what it observed to `seen`; `data` is the guard of
 /// the innermost lock held.
 fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<Data<'_>>) {
@@ -257,8 +270,13 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<Data<'_>>
             }
             Op::FetchAdd(a, v) => write!(seen, "f{}", s.atomics[*a].fetch_add(*v, SeqCst)).unwrap(),
             Op::Locked(m, inner) => {
-                let g = s.mutexes[*m].lock().unwrap();
-                run_ops(inner, s, seen, Some(Data::Cell(&g)));
+                if uses_data(inner) {
+                    let g = s.mutexes[*m].lock().unwrap();
+                    run_ops(inner, s, seen, Some(Data::Cell(&g)));
+                } else {
+                    let _g = s.plain[*m].lock().unwrap();
+                    run_ops(inner, s, seen, None);
+                }
             }
             Op::ReadLocked(r, inner) => {
                 let g = s.rwlocks[*r].read().unwrap();
@@ -363,6 +381,7 @@ fn explore(p: &Program, builder: Builder) -> (Report, BTreeSet<String>) {
         let s = Arc::new(Shared {
             atomics: (0..p.atomics).map(|_| AtomicUsize::new(0)).collect(),
             mutexes: (0..p.mutexes).map(|_| Mutex::new(Cell::new(0))).collect(),
+            plain: (0..p.mutexes).map(|_| Mutex::new(())).collect(),
             rwlocks: (0..2).map(|_| RwLock::new(0)).collect(),
             condvar: Condvar::new(),
         });

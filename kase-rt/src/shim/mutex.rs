@@ -33,9 +33,15 @@ pub struct Mutex<T: ?Sized> {
     handle: ObjectHandle,
     raw: parking_lot::RawMutex,
     poisoned: PoisonFlag,
-    /// Whether its critical sections may be peeked (`Builder::peeking`);
-    /// false for the internal mutexes of shims that read their state
-    /// outside the lock, like std's (`Once`).
+    /// Whether its critical sections may be peeked (`Builder::peeking`):
+    /// only a mutex with no data of its own (`Mutex<()>`, a lock over other
+    /// state). Any section that uses a `Mutex<T>`'s data is ordered against
+    /// every other section of it (a `Cell` inside may change through `&T`),
+    /// so peeking such a mutex could only reorder the sections that never
+    /// use its data, and its sections' locks, reads of the mutex, would let
+    /// the explorer propose orders no run completes (POR-DESIGN.md, "The
+    /// guarded data"). False too for the internal mutexes of shims that
+    /// read their state outside the lock, like std's (`Once`).
     peekable: bool,
     /// For a `static` rewritten by kase's attributes: puts the data back
     /// into its initial state at the first use in each execution
@@ -79,7 +85,7 @@ impl<T> Mutex<T> {
             handle: ObjectHandle::new(),
             raw: parking_lot::RawMutex::INIT,
             poisoned: PoisonFlag::new(),
-            peekable: true,
+            peekable: std::mem::size_of::<T>() == 0,
             restart: None,
             data: UnsafeCell::new(t),
         }
