@@ -124,9 +124,9 @@ pub struct OpProps {
     pub releases: Releases,
     /// Peeking remembers who made it, to check that peeking lost nothing.
     /// Every operation on an object counts (a `try_lock` observes a critical
-    /// section too) but spawn, exit and yield: a spinning thread's yield is
-    /// modelled as a read of what it waits on, but it observes nothing; the
-    /// reads before it do.
+    /// section too) but spawn, exit, yield and `is_poisoned`: a spinning
+    /// thread's yield is modelled as a read of what it waits on, but it
+    /// observes nothing; the reads before it do.
     pub peek_tagged: bool,
     /// What a spinning thread makes of it.
     pub spin: SpinRole,
@@ -282,7 +282,10 @@ impl OpKind {
             OpKind::Unlock => row(W, "unlock")
                 .releases(Rel::Replace)
                 .spin(SpinRole::LockOp),
-            OpKind::IsPoisoned => row(R, "is_poisoned"),
+            // Reads only the poison flag, which no pure part changes (a
+            // section that panics upgrades first): it never sees a pure
+            // part's middle, so D1 neither checks nor tags it.
+            OpKind::IsPoisoned => row(R, "is_poisoned").untagged(),
             OpKind::ClearPoison => row(W, "clear_poison"),
             // RwLocks in read mode.
             OpKind::ReadLock => row(R, "read").acquires(A::Release).spin(SpinRole::LockOp),

@@ -128,43 +128,40 @@ impl Gate {
     /// Whether `thread` may perform `kind` now, given the reads of the
     /// object since its last write.
     pub fn enabled(&self, kind: OpKind, thread: ThreadIdx, reads: &[(ThreadIdx, OpKind)]) -> bool {
-        // By object first: a lock's gate is asked for every thread at every
-        // step, and this shape keeps the common answers a few instructions.
-        let none_open = |except| OpenParts::of(reads, except).none();
-        match self {
-            Gate::Open => true,
-            Gate::Mutex { held } => match kind {
-                OpKind::PeekLock => !held,
-                OpKind::Lock => !held && none_open(None),
-                // A pure section that wrote the data ends with a write of
-                // the lock: like an upgrade, after every other part closed.
-                OpKind::Upgrade | OpKind::PeekWriteUnlock => !held && none_open(Some(thread)),
-                _ => true,
-            },
-            Gate::RwLock { writer, readers } => {
-                let no_readers = || readers_after(*writer, *readers, reads) == 0;
-                match kind {
-                    OpKind::ReadLock | OpKind::PeekReadLock => !writer,
-                    OpKind::PeekLock => !writer && no_readers(),
-                    OpKind::Lock => !writer && no_readers() && none_open(None),
-                    OpKind::Upgrade | OpKind::PeekWriteUnlock => {
-                        !writer && no_readers() && none_open(Some(thread))
-                    }
-                    // Upgraded readers share the lock; a pure write section
-                    // excludes them (it cannot be open in a run, but it can
-                    // in a placement).
-                    OpKind::SharedLock => !writer && OpenParts::of(reads, None).exclusive == 0,
-                    OpKind::ReadUpgrade => {
-                        !writer && OpenParts::of(reads, Some(thread)).exclusive == 0
-                    }
-                    _ => true,
-                }
+        match (self, kind) {
+            (Gate::Mutex { held }, OpKind::PeekLock) => !held,
+            (Gate::Mutex { held }, OpKind::Lock) => !held && OpenParts::of(reads, None).none(),
+            // A pure section that wrote the data ends with a write of the
+            // lock: like an upgrade, only after every other open part closed.
+            (Gate::Mutex { held }, OpKind::Upgrade | OpKind::PeekWriteUnlock) => {
+                !held && OpenParts::of(reads, Some(thread)).none()
             }
-            Gate::Condvar(waiters) => {
-                kind != OpKind::CondvarWake || waiters.notified.contains(&thread)
+            (Gate::RwLock { writer, .. }, OpKind::ReadLock | OpKind::PeekReadLock) => !writer,
+            (Gate::RwLock { writer, readers }, OpKind::PeekLock) => {
+                !writer && readers_after(*writer, *readers, reads) == 0
             }
-            Gate::Thread { exited } => kind != OpKind::Join || *exited,
-            Gate::Park { token } => kind != OpKind::Park || *token,
+            (Gate::RwLock { writer, readers }, OpKind::Lock) => {
+                !writer
+                    && readers_after(*writer, *readers, reads) == 0
+                    && OpenParts::of(reads, None).none()
+            }
+            (Gate::RwLock { writer, readers }, OpKind::Upgrade | OpKind::PeekWriteUnlock) => {
+                !writer
+                    && readers_after(*writer, *readers, reads) == 0
+                    && OpenParts::of(reads, Some(thread)).none()
+            }
+            // Upgraded readers share the lock; a pure write section excludes
+            // them (it cannot be open in a run, but it can in a placement).
+            (Gate::RwLock { writer, .. }, OpKind::SharedLock) => {
+                !writer && OpenParts::of(reads, None).exclusive == 0
+            }
+            (Gate::RwLock { writer, .. }, OpKind::ReadUpgrade) => {
+                !writer && OpenParts::of(reads, Some(thread)).exclusive == 0
+            }
+            (Gate::Condvar(waiters), OpKind::CondvarWake) => waiters.notified.contains(&thread),
+            (Gate::Thread { exited }, OpKind::Join) => *exited,
+            (Gate::Park { token }, OpKind::Park) => *token,
+            _ => true,
         }
     }
 

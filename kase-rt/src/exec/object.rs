@@ -98,8 +98,9 @@ impl LiveStamps {
 #[derive(Debug, Default)]
 pub(crate) struct LockState {
     pub poisoned: bool,
-    /// Its critical sections may be peeked (a `Mutex` shim's, unless it is
-    /// the internal mutex of a shim; never an `RwLock`'s).
+    /// Its critical sections may be peeked (a `Mutex` shim's whose data is
+    /// zero-sized, unless it is the internal mutex of a shim; an `RwLock`
+    /// is always peeked and does not read this).
     pub peekable: bool,
 }
 

@@ -34,18 +34,15 @@ impl Execution {
         if !self.peeking() {
             return;
         }
-        let t = self.current;
-        let Some(part) = self.thread(t).peek.pure.filter(|p| p.lock == lock) else {
+        let mods = self.objects[lock.0 as usize].modifications;
+        let thread = self.thread_mut(self.current);
+        let Some(part) = thread.peek.pure.as_mut().filter(|p| p.lock == lock) else {
             return;
         };
+        // (A read section's guard only reads: `DataAccess::Read`.)
+        part.wrote_data |= access != DataAccess::Read;
         if access != DataAccess::Write {
-            let mods = self.objects[lock.0 as usize].modifications;
-            self.thread_mut(t).spin.lock_op(lock, mods, false);
-        }
-        if access != DataAccess::Read && !part.shared {
-            if let Some(part) = self.thread_mut(t).peek.pure.as_mut() {
-                part.wrote_data = true;
-            }
+            thread.spin.lock_op(lock, mods, false);
         }
     }
 
@@ -248,14 +245,8 @@ impl Execution {
                     let other = &self.sections.all[o];
                     mine.excludes(other.lock, other.shared)
                 }) || tag.held_mine;
-                // `is_poisoned` reads only the poison flag, which no pure
-                // part changes (a panicking section upgrades first): it
-                // cannot see the middle of this part. A write of the lock
-                // that ends a part (an upgrade, `PeekWriteUnlock`) comes
-                // after it without ordering it.
-                let poison_check = self.events[tag.event].action.kind == OpKind::IsPoisoned;
                 let start = &self.sections.all[s].start_clock;
-                if !in_section && !poison_check && start.get(tag.thread) < tag.seq {
+                if !in_section && start.get(tag.thread) < tag.seq {
                     violation = Some((s, tag.thread, tag.event));
                 }
             }
