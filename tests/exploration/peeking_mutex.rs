@@ -417,6 +417,39 @@ fn an_unlocked_reader_turns_peeking_off_and_sees_the_middle_of_a_section() {
     assert!(failure.schedule().to_string().starts_with("kase1:"));
 }
 
+/// Peeking's records start at an execution's first section and are built
+/// for the events before it: an unlocked access that ran before any section
+/// is checked like one after. Whichever thread the first execution runs
+/// first, that execution already sees that the access could come in the
+/// middle of the other thread's section (one execution discarded, not two).
+#[test]
+fn an_unlocked_access_before_the_first_section_is_checked_in_the_first_execution() {
+    for section_in_child in [true, false] {
+        let report = Builder::new().peeking(true).explore(move || {
+            let lock = Arc::new(Mutex::new(()));
+            let x = Arc::new(AtomicUsize::new(0));
+            let (l, x2) = (lock.clone(), x.clone());
+            let section = move |lock: &Mutex<()>, x: &AtomicUsize| {
+                let _g = lock.lock().unwrap();
+                x.load(SeqCst);
+            };
+            let t = if section_in_child {
+                let t = thread::spawn(move || section(&l, &x2));
+                x.store(1, SeqCst);
+                t
+            } else {
+                let t = thread::spawn(move || x2.store(1, SeqCst));
+                section(&lock, &x);
+                t
+            };
+            t.join().unwrap();
+        });
+        assert!(report.failure().is_none(), "{report}");
+        assert!(!report.peeking());
+        assert_eq!(report.discarded_executions(), 1, "{section_in_child}");
+    }
+}
+
 #[test]
 fn a_concurrent_try_lock_turns_peeking_off() {
     let busy = std::sync::atomic::AtomicBool::new(false);
@@ -485,6 +518,32 @@ fn accesses_ordered_by_spawn_and_join_keep_peeking_on() {
         assert_eq!(counter.load(SeqCst), 7); // read after joining
     });
     assert!(report.peeking());
+    assert_eq!(report.executions(), 2);
+}
+
+/// The same order, built after the fact: an unlocked store joined before
+/// the first section ran (so before peeking kept any record) is ordered
+/// before the sections by the join, and peeking stays on.
+#[test]
+fn an_access_joined_before_the_first_section_keeps_peeking_on() {
+    let report = por(true, || {
+        let counter = Arc::new(AtomicUsize::new(0));
+        let lock = Arc::new(Mutex::new(()));
+        let c = counter.clone();
+        thread::spawn(move || c.store(5, SeqCst)).join().unwrap();
+        let (c, l) = (counter.clone(), lock.clone());
+        let t = thread::spawn(move || {
+            let _g = l.lock().unwrap();
+            c.fetch_add(1, SeqCst);
+        });
+        {
+            let _g = lock.lock().unwrap();
+            counter.fetch_add(1, SeqCst);
+        }
+        t.join().unwrap();
+        assert_eq!(counter.load(SeqCst), 7);
+    });
+    assert!(report.peeking(), "{:?}", report.warnings());
     assert_eq!(report.executions(), 2);
 }
 

@@ -20,7 +20,7 @@ use super::arcs::TrackedArc;
 use super::cleared;
 use super::clock::VectorClock;
 use super::continuation::Suspend;
-use super::dependence::SpinRole;
+use super::dependence::{Access, LastAccesses, SpinRole};
 use super::driver::{Settle, StepInPlace};
 use super::heap::Heap;
 use super::object::{ObjectDetail, ObjectHandle, ObjectState};
@@ -66,9 +66,14 @@ pub struct Execution {
     /// Peeking was asked for and starts at the first spawn
     /// ([`start_peeking`](Self::start_peeking)).
     peeking_at_spawn: bool,
-    /// Events get dependence clocks (always with peeking, whose checks
-    /// read them).
-    dependence_clocks: bool,
+    /// Events get dependence clocks: when the explorer asks for them, and
+    /// from an execution's first pure part on (peeking's checks read them).
+    pub(super) dependence_clocks: bool,
+    /// Peeking keeps its records (dependence clocks, the locks each thread
+    /// holds, the accesses' tags): from the execution's first pure part on,
+    /// which builds them for the events before it
+    /// ([`start_peek_records`](Self::start_peek_records)).
+    pub(super) peek_records: bool,
     /// Each event's dependence clock is kept (`Outcome::clocks`): only
     /// when the explorer asked for dependence clocks, not when peeking
     /// turned them on.
@@ -237,6 +242,7 @@ impl Execution {
             peeking: false,
             peeking_at_spawn: limits.peeking,
             dependence_clocks: limits.dependence_clocks,
+            peek_records: false,
             event_clocks: limits.dependence_clocks,
             event_clocks_list: std::mem::take(&mut spare.event_clocks_list),
             spin_memo: limits.spin_memo.clone(),
@@ -704,7 +710,10 @@ impl Execution {
         if let Some(watch) = &self.watch {
             watch.tick(t, pending.location);
         }
-        let before = self.peeking.then(|| {
+        if self.peeking && !self.peek_records && action.kind.starts_pure_part() {
+            self.start_peek_records();
+        }
+        let before = self.peek_records.then(|| {
             let mut before = std::mem::take(&mut self.sections.before);
             before.clone_from(&self.thread(t).clock);
             before
@@ -734,7 +743,7 @@ impl Execution {
         self.pass(&action, &admission, modified);
         self.events[at].modified = modified;
         self.events[at].stored = stored;
-        if self.peeking {
+        if self.peek_records {
             self.peek_after(at, &action, section, !admission.try_failed);
         }
         // An atomic access under RC11 may see an older store; the rule for
@@ -789,16 +798,10 @@ impl Execution {
         // of an event's cost in a model of more threads than a clock holds
         // inline.
         if self.dependence_clocks {
-            if let Some(object) = action.object {
-                let dependence = &mut self.objects[object.0 as usize].dependence;
-                for depended in dependence.depended_on(access) {
-                    thread.clock.join(depended);
-                }
-                thread.clock.set(t, thread.events);
-                dependence.record_clock(&thread.clock, access);
-            } else {
-                thread.clock.set(t, thread.events);
-            }
+            let dependence = action
+                .object
+                .map(|o| &mut self.objects[o.0 as usize].dependence);
+            advance_dependence_clock(&mut thread.clock, t, thread.events, dependence, access);
             if self.event_clocks {
                 let mut clock = self.spare_clocks.pop().unwrap_or_default();
                 clock.clone_from(&thread.clock);
@@ -1192,13 +1195,12 @@ impl Execution {
     }
 
     /// Turns critical-section peeking on at the model's first spawn, by
-    /// `parent`. Until a second thread exists, peeking has nothing to
-    /// reorder and its records (dependence clocks, sections, the accesses
-    /// they depend on) nothing to be checked against: in a model that never
-    /// spawns they were a third of its steps' cost (event-listener's loom
-    /// suite). What the main thread did before is ordered before everything
+    /// `parent`: until a second thread exists, peeking has nothing to
+    /// reorder. What the main thread did before is ordered before everything
     /// the new threads will do, by its program order and the spawn, so it
     /// stands outside every pure part: plain events, as without peeking.
+    /// (Peeking's records start later still, at the first pure part:
+    /// `exec/peek/records.rs`.)
     ///
     /// A lock the main thread holds across the spawn would be a section
     /// begun without peeking and ended with it (a read lock's unlock would
@@ -1214,15 +1216,6 @@ impl Execution {
             return;
         }
         self.peeking = true;
-        if !self.dependence_clocks {
-            // The main thread's program order so far, for the spawn event
-            // the child's clock starts from and for what comes next.
-            self.dependence_clocks = true;
-            let thread = self.threads[parent.index()]
-                .as_mut()
-                .or_internal("the spawning thread exists");
-            thread.clock.set(parent, thread.events);
-        }
     }
 
     /// The thread object of `thread`.
@@ -1359,4 +1352,27 @@ const MANY_THREADS: u64 = 1 << 63;
 /// thread from the 64th on.
 fn thread_mask(threads: impl Iterator<Item = ThreadIdx>) -> u64 {
     threads.fold(0, |mask, t| mask | 1 << t.index().min(63))
+}
+
+/// Moves `clock`, thread `t`'s dependence clock, past its `seq`th event, an
+/// access of kind `access` to the object whose last accesses are
+/// `dependence` (if any): it takes in what the event depends on, and the
+/// object records it.
+pub(super) fn advance_dependence_clock(
+    clock: &mut VectorClock,
+    t: ThreadIdx,
+    seq: u32,
+    dependence: Option<&mut LastAccesses<VectorClock, VectorClock>>,
+    access: Access,
+) {
+    match dependence {
+        Some(dependence) => {
+            for depended in dependence.depended_on(access) {
+                clock.join(depended);
+            }
+            clock.set(t, seq);
+            dependence.record_clock(clock, access);
+        }
+        None => clock.set(t, seq),
+    }
 }

@@ -22,6 +22,7 @@
 use std::panic::Location;
 use std::sync::Arc;
 
+mod records;
 mod run;
 
 use super::action::{ObjectIdx, ThreadIdx};

@@ -288,12 +288,59 @@ impl Execution {
     }
 
     /// Bookkeeping after the access `at` ran: the pure part's steps and end,
-    /// the mutexes held, and the access's tag on its object. `acquired`: a
+    /// the locks held, and the access's tag on its object. `acquired`: a
     /// try-lock succeeded (or the operation is not one).
     pub(in crate::exec) fn peek_after(
         &mut self,
         at: usize,
         action: &Action,
+        section: Option<usize>,
+        acquired: bool,
+    ) {
+        let t = action.thread;
+        match (action.kind, action.object) {
+            (OpKind::PeekLock | OpKind::PeekReadLock, Some(lock)) => {
+                let section = section.or_internal("a PeekLock without its section");
+                self.thread_mut(t).peek.pure = Some(PurePart {
+                    lock,
+                    shared: action.kind == OpKind::PeekReadLock,
+                    section,
+                    steps: 0,
+                    wrote_data: false,
+                });
+            }
+            (kind, Some(_)) if kind.ends_pure_part() => {
+                if let Some(s) = section {
+                    let record = &mut self.sections.all[s];
+                    record.end = Some(at);
+                    let thread = self.threads[t.index()]
+                        .as_ref()
+                        .or_internal("unknown thread");
+                    record.end_seq = thread.events;
+                    record.release.clone_from(&thread.hb.clock);
+                }
+                self.thread_mut(t).peek.pure = None;
+            }
+            _ => {
+                // (Only a memory access runs inside a pure part.)
+                if let Some(part) = &mut self.thread_mut(t).peek.pure {
+                    part.steps += 1;
+                }
+            }
+        }
+        let seq = self.thread(t).events;
+        self.hold_and_tag(at, action, seq, section, acquired);
+    }
+
+    /// The locks `action`'s thread holds after it, and its tag on its
+    /// object: event `at`, the `seq`th of its thread, in pure part
+    /// `section`. What [`peek_after`](Self::peek_after) and the records
+    /// built at the first pure part share.
+    pub(super) fn hold_and_tag(
+        &mut self,
+        at: usize,
+        action: &Action,
+        seq: u32,
         section: Option<usize>,
         acquired: bool,
     ) {
@@ -306,38 +353,13 @@ impl Execution {
         };
         let hold = |lock, shared| Hold { lock, shared };
         match (action.kind, action.object) {
-            (OpKind::PeekLock | OpKind::PeekReadLock, Some(lock)) => {
-                let section = section.or_internal("a PeekLock without its section");
-                let shared = action.kind == OpKind::PeekReadLock;
-                let thread = self.thread_mut(t);
-                thread.peek.pure = Some(PurePart {
-                    lock,
-                    shared,
-                    section,
-                    steps: 0,
-                    wrote_data: false,
-                });
-                thread.peek.hold(hold(lock, shared));
+            (OpKind::PeekLock, Some(o)) => self.thread_mut(t).peek.hold(hold(o, false)),
+            (OpKind::PeekReadLock, Some(o)) => self.thread_mut(t).peek.hold(hold(o, true)),
+            (OpKind::PeekUnlock | OpKind::PeekWriteUnlock | OpKind::Unlock, Some(o)) => {
+                self.thread_mut(t).peek.release(hold(o, false))
             }
-            (kind, Some(lock)) if kind.ends_pure_part() => {
-                if let Some(s) = section {
-                    let record = &mut self.sections.all[s];
-                    record.end = Some(at);
-                    let thread = self.threads[t.index()]
-                        .as_ref()
-                        .or_internal("unknown thread");
-                    record.end_seq = thread.events;
-                    record.release.clone_from(&thread.hb.clock);
-                }
-                let thread = self.thread_mut(t);
-                thread.peek.pure = None;
-                match kind {
-                    OpKind::PeekUnlock | OpKind::PeekWriteUnlock => {
-                        thread.peek.release(hold(lock, false))
-                    }
-                    OpKind::PeekReadUnlock => thread.peek.release(hold(lock, true)),
-                    _ => {}
-                }
+            (OpKind::PeekReadUnlock | OpKind::SharedUnlock, Some(o)) => {
+                self.thread_mut(t).peek.release(hold(o, true))
             }
             (OpKind::Lock | OpKind::TryLock, Some(o)) if acquired && is_lock(self, o) => {
                 self.thread_mut(t).peek.hold(hold(o, false));
@@ -345,18 +367,12 @@ impl Execution {
             (OpKind::SharedLock | OpKind::SharedTryLock, Some(o)) if acquired => {
                 self.thread_mut(t).peek.hold(hold(o, true));
             }
-            (OpKind::Unlock, Some(o)) => self.thread_mut(t).peek.release(hold(o, false)),
-            (OpKind::SharedUnlock, Some(o)) => self.thread_mut(t).peek.release(hold(o, true)),
             (OpKind::Downgrade, Some(o)) => {
                 let peek = &mut self.thread_mut(t).peek;
                 peek.release(hold(o, false));
                 peek.hold(hold(o, true));
             }
-            _ => {
-                if let Some(part) = &mut self.thread_mut(t).peek.pure {
-                    part.steps += 1;
-                }
-            }
+            _ => {}
         }
         if let Some(object) = action.object.filter(|_| action.kind.props().peek_tagged) {
             // It held the lock up to this event.
@@ -369,7 +385,7 @@ impl Execution {
             let tag = AccessTag {
                 event: at,
                 thread: t,
-                seq: self.thread(t).events,
+                seq,
                 section,
                 holds,
             };
