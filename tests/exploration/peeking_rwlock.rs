@@ -267,6 +267,34 @@ fn try_read_and_downgrade_match_the_oracles() {
     });
 }
 
+/// A read guard downgraded from a write guard and dropped before the first
+/// spawn: its unlock ran before peeking started (a plain read unlock), and
+/// the lock is free afterwards. The main thread's unlocked store can come
+/// in the middle of the other thread's write section, and kase finds the
+/// two loads that differ (peeking's records, built at that section, must
+/// not count main as still holding the lock).
+#[test]
+fn a_downgrade_before_the_first_spawn_leaves_no_hold_behind() {
+    let report = Builder::new().peeking(true).explore(|| {
+        let rw = Arc::new(RwLock::new(()));
+        let x = Arc::new(AtomicUsize::new(0));
+        drop(kase::sync::RwLockWriteGuard::downgrade(rw.write().unwrap()));
+        let (rw2, x2) = (rw.clone(), x.clone());
+        let t = thread::spawn(move || {
+            let _g = rw2.write().unwrap();
+            let (a, b) = (x2.load(SeqCst), x2.load(SeqCst));
+            assert_eq!(a, b, "a store came between the loads");
+        });
+        x.store(1, SeqCst);
+        t.join().unwrap();
+    });
+    let failure = report.failure().expect("the store can come between");
+    assert!(
+        failure.message().unwrap().contains("came between"),
+        "{failure}"
+    );
+    assert!(!report.peeking());
+}
 #[test]
 fn outside_a_model_guards_still_reach_the_data() {
     let lock = RwLock::new(vec![1]);

@@ -74,6 +74,12 @@ pub struct Execution {
     /// which builds them for the events before it
     /// ([`start_peek_records`](Self::start_peek_records)).
     pub(super) peek_records: bool,
+    /// The first event under peeking's semantics (the model's first
+    /// spawn): the records of the locks held and of the accesses start
+    /// there. The main thread's events before it keep their kinds from
+    /// without peeking (a downgraded read guard's unlock is a `ReadUnlock`,
+    /// which releases no hold), and no check could fire on them.
+    pub(super) peek_from: usize,
     /// Each event's dependence clock is kept (`Outcome::clocks`): only
     /// when the explorer asked for dependence clocks, not when peeking
     /// turned them on.
@@ -243,6 +249,7 @@ impl Execution {
             peeking_at_spawn: limits.peeking,
             dependence_clocks: limits.dependence_clocks,
             peek_records: false,
+            peek_from: 0,
             event_clocks: limits.dependence_clocks,
             event_clocks_list: std::mem::take(&mut spare.event_clocks_list),
             spin_memo: limits.spin_memo.clone(),
@@ -1216,6 +1223,8 @@ impl Execution {
             return;
         }
         self.peeking = true;
+        // The spawn, whose effect this is, is the last event.
+        self.peek_from = self.events.len().saturating_sub(1);
     }
 
     /// The thread object of `thread`.

@@ -6,7 +6,9 @@
 //! without peeking where nothing was ever peeked (disp(5,4), pol(12,3)).
 //! The first pure part builds them from the events so far instead: they are
 //! a function of the events' threads, objects, kinds and (for a try-lock)
-//! whether it stored.
+//! whether it stored. Dependence clocks are built from the first event on;
+//! held locks and tags from the model's first spawn, where peeking's
+//! semantics start (as they were kept before).
 
 use super::super::action::{OpKind, ThreadIdx};
 use super::super::error::OrInternal;
@@ -31,7 +33,8 @@ impl Execution {
         for at in 0..self.events.len() {
             let event = &self.events[at];
             let action = event.action;
-            // A try-lock's event stored exactly when it acquired.
+            // A try-lock under peeking (`TryLock`, `SharedTryLock`: writes)
+            // stored exactly when it acquired.
             let acquired = !action.kind.is_try() || event.stored;
             let spawned = (action.kind == OpKind::Spawn)
                 .then(|| event.value.map(|child| ThreadIdx(child as u32)))
@@ -53,7 +56,9 @@ impl Execution {
                     self.thread_mut(child).clock.clone_from(&clock);
                 }
             }
-            self.hold_and_tag(at, &action, seq[t.index()], None, acquired);
+            if at >= self.peek_from {
+                self.hold_and_tag(at, &action, seq[t.index()], None, acquired);
+            }
         }
         debug_assert!(self
             .threads
