@@ -301,3 +301,35 @@ fn outside_a_model_guards_still_reach_the_data() {
     lock.write().unwrap().push(2);
     assert_eq!(*lock.read().unwrap(), [1, 2]);
 }
+
+/// The same guard, against a write section placed before another thread's
+/// read section that holds the lock across a choice point: the explorer's placement of the write lock (under peeking
+/// a read of the lock) must count the dropped guard's `ReadUnlock` in its
+/// history, or the lock looks read-held and the order in which the write
+/// section reads the initial value is never explored (found by the
+/// differential test, seed 2840).
+#[test]
+fn a_write_section_after_a_downgraded_guard_is_placed_before_a_reader() {
+    let (por, _) = against_the_oracles(|| {
+        let rw = Arc::new(RwLock::new(0));
+        let x = Arc::new(AtomicUsize::new(0));
+        drop(kase::sync::RwLockWriteGuard::downgrade(rw.write().unwrap()));
+        let cv = Arc::new(kase::sync::Condvar::new());
+        let (rw2, x2, cv2) = (rw.clone(), x.clone(), cv.clone());
+        let t = thread::spawn(move || {
+            let _r = rw2.read().unwrap();
+            // Not a memory access: the read section holds the lock across a
+            // choice point from here on (a write of the lock).
+            cv2.notify_one();
+            x2.swap(2, SeqCst);
+        });
+        let seen = {
+            let _w = rw.write().unwrap();
+            x.load(SeqCst)
+        };
+        t.join().unwrap();
+        format!("{seen}")
+    });
+    assert!(por.peeking());
+    assert_eq!(por.executions(), 2, "either section first");
+}

@@ -211,7 +211,21 @@ impl Por {
             }
             let gate = self.u.gate_after(name, w);
             if !kind.writes() {
-                if !gate.enabled(kind, t, &[]) {
+                // A read's history holds the reads of `w` that `pred` saw
+                // (none of a later write), and an `RwLock`'s gate counts
+                // them: a write lock under peeking (`PeekLock`, a read)
+                // after a guard the main thread downgraded and dropped
+                // before its first spawn waits for no reader, the dropped
+                // guard's `ReadUnlock` (a read) having released it.
+                let seen_reads = match pred {
+                    Some(p) if w == seen_write && gate.counts_reads() => self
+                        .u
+                        .frontier(p, name)
+                        .map(|f| f.reads)
+                        .unwrap_or_default(),
+                    _ => Vec::new(),
+                };
+                if !gate.enabled(kind, t, &self.u.read_ops(&seen_reads)) {
                     continue;
                 }
                 let preds = w.as_slice();
