@@ -37,6 +37,9 @@ enum Op {
     ReadLocked(usize, Vec<Op>),
     /// A write section of `RwLock` `r`.
     WriteLocked(usize, Vec<Op>),
+    /// A write section of `RwLock` `r` downgraded to a read guard at its
+    /// end, which reads the data (records it).
+    WriteDowngraded(usize, Vec<Op>),
     /// `try_write` on `RwLock` `r` (records success).
     TryWrite(usize),
     /// `try_read` on `RwLock` `r` (records success and the data).
@@ -141,6 +144,8 @@ fn gen_ops(
                     let inner = gen_ops(rng, p, budget, depth + 1, &inner_held);
                     if read {
                         Op::ReadLocked(r, inner)
+                    } else if rng.below(3) == 0 {
+                        Op::WriteDowngraded(r, inner)
                     } else {
                         Op::WriteLocked(r, inner)
                     }
@@ -201,6 +206,18 @@ fn generate(seed: u64, ops: usize) -> Program {
     if rng.below(3) == 0 {
         let mut b = 1;
         p.prelude = gen_ops(&mut rng, &p, &mut b, 2, &[]);
+        // Sometimes a section first, over before peeking starts (at the
+        // first spawn): its lock operations keep their kinds from without
+        // peeking.
+        if rng.below(2) == 0 {
+            let r = rng.below(2);
+            let section = match rng.below(3) {
+                0 => Op::Locked(rng.below(p.mutexes), Vec::new()),
+                1 => Op::ReadLocked(r, Vec::new()),
+                _ => Op::WriteDowngraded(r, Vec::new()),
+            };
+            p.prelude.insert(0, section);
+        }
     }
     for _ in 0..spawned {
         let mut share = budget / 2 + 1;
@@ -285,6 +302,12 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<Data<'_>>
             Op::WriteLocked(r, inner) => {
                 let mut g = s.rwlocks[*r].write().unwrap();
                 run_ops(inner, s, seen, Some(Data::Mut(&mut g)));
+            }
+            Op::WriteDowngraded(r, inner) => {
+                let mut g = s.rwlocks[*r].write().unwrap();
+                run_ops(inner, s, seen, Some(Data::Mut(&mut g)));
+                let g = kase::sync::RwLockWriteGuard::downgrade(g);
+                write!(seen, "g{}", *g).unwrap();
             }
             Op::DataGet => {
                 let v = match data.as_ref().expect("inside a section") {
