@@ -68,6 +68,10 @@ enum Op {
     /// bit 2 of it and back: iterations that write, then write back, which
     /// wait for another thread to run (`exec/spin/alone.rs`).
     AwaitToggle(usize, usize),
+    /// Spawn a thread running the inner operations, joined (its outcome
+    /// recorded) when the operations around this one end; never inside a
+    /// section.
+    Spawned(Vec<Op>),
     /// Inside a critical section: read the innermost held lock's data.
     DataGet,
     /// Inside a mutex or write section: add to the innermost held lock's
@@ -175,6 +179,9 @@ fn gen_ops(
                     Op::AwaitToggle(a, 1)
                 }
             }
+            12 if held.is_empty() && rng.below(2) == 0 => {
+                Op::Spawned(gen_ops(rng, p, budget, depth + 1, &[]))
+            }
             12 => Op::Notify(rng.below(2) == 0),
             _ => {
                 // A timed wait is six visible operations: charge for them.
@@ -275,7 +282,8 @@ fn uses_data(ops: &[Op]) -> bool {
 
 /// Runs `ops`, appending what it observed to `seen`; `data` is the guard of
 /// the innermost lock held.
-fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<Data<'_>>) {
+fn run_ops(ops: &[Op], s: &Arc<Shared>, seen: &mut String, mut data: Option<Data<'_>>) {
+    let mut spawned = Vec::new();
     for op in ops {
         match op {
             Op::Load(a) => write!(seen, "l{}", s.atomics[*a].load(SeqCst)).unwrap(),
@@ -307,7 +315,7 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<Data<'_>>
                 let mut g = s.rwlocks[*r].write().unwrap();
                 run_ops(inner, s, seen, Some(Data::Mut(&mut g)));
                 let g = kase::sync::RwLockWriteGuard::downgrade(g);
-                write!(seen, "g{}", *g).unwrap();
+                write!(seen, "v{}", *g).unwrap();
             }
             Op::DataGet => {
                 let v = match data.as_ref().expect("inside a section") {
@@ -365,6 +373,14 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<Data<'_>>
                 s.atomics[*a].fetch_xor(2, SeqCst);
             }
             Op::Pause(how) => pause(*how),
+            Op::Spawned(inner) => {
+                let (s, inner) = (s.clone(), inner.clone());
+                spawned.push(thread::spawn(move || {
+                    let mut seen = String::new();
+                    run_ops(&inner, &s, &mut seen, None);
+                    seen
+                }));
+            }
             Op::BoundedAwait(a, v, n) => {
                 let mut gave_up = true;
                 for _ in 0..*n {
@@ -385,6 +401,9 @@ fn run_ops(ops: &[Op], s: &Shared, seen: &mut String, mut data: Option<Data<'_>>
                 }
             }
         }
+    }
+    for h in spawned {
+        write!(seen, "[{}]", h.join().unwrap()).unwrap();
     }
 }
 
