@@ -213,14 +213,16 @@ fn generate(seed: u64, ops: usize) -> Program {
     if rng.below(3) == 0 {
         let mut b = 1;
         p.prelude = gen_ops(&mut rng, &p, &mut b, 2, &[]);
-        // Sometimes a section first, over before peeking starts (at the
-        // first spawn): its lock operations keep their kinds from without
-        // peeking.
+        // Sometimes a section (or a try) first, over before peeking starts
+        // (at the first spawn): its lock operations keep their kinds from
+        // without peeking.
         if rng.below(2) == 0 {
             let r = rng.below(2);
-            let section = match rng.below(3) {
+            let section = match rng.below(5) {
                 0 => Op::Locked(rng.below(p.mutexes), Vec::new()),
                 1 => Op::ReadLocked(r, Vec::new()),
+                2 => Op::TryRead(r),
+                3 => Op::TryWrite(r),
                 _ => Op::WriteDowngraded(r, Vec::new()),
             };
             p.prelude.insert(0, section);
