@@ -32,16 +32,13 @@ impl Execution {
         let mut seq = vec![0u32; self.threads.len()];
         for at in 0..self.events.len() {
             let event = &self.events[at];
-            let action = event.action;
-            // A try-lock under peeking (`TryLock`, `SharedTryLock`: writes)
-            // stored exactly when it acquired.
-            let acquired = !action.kind.is_try() || event.stored;
-            let spawned = (action.kind == OpKind::Spawn)
-                .then(|| event.value.map(|child| ThreadIdx(child as u32)))
-                .flatten();
+            let (action, stored, value) = (event.action, event.stored, event.value);
             let t = action.thread;
             seq[t.index()] += 1;
             if clocks {
+                let spawned = (action.kind == OpKind::Spawn)
+                    .then(|| value.map(|child| ThreadIdx(child as u32)))
+                    .flatten();
                 let thread = self.threads[t.index()]
                     .as_mut()
                     .or_internal("unknown thread");
@@ -57,6 +54,9 @@ impl Execution {
                 }
             }
             if at >= self.peek_from {
+                // A try-lock under peeking (`TryLock`, `SharedTryLock`:
+                // writes) stored exactly when it acquired.
+                let acquired = !action.kind.is_try() || stored;
                 self.hold_and_tag(at, &action, seq[t.index()], None, acquired);
             }
         }

@@ -211,21 +211,17 @@ impl Por {
             }
             let gate = self.u.gate_after(name, w);
             if !kind.writes() {
-                // A read's history holds the reads of `w` that `pred` saw
-                // (none of a later write), and an `RwLock`'s gate counts
-                // them: a write lock under peeking (`PeekLock`, a read)
-                // after a guard the main thread downgraded and dropped
-                // before its first spawn waits for no reader, the dropped
-                // guard's `ReadUnlock` (a read) having released it.
-                let seen_reads = match pred {
-                    Some(p) if w == seen_write && gate.counts_reads() => self
-                        .u
-                        .frontier(p, name)
-                        .map(|f| f.reads)
-                        .unwrap_or_default(),
-                    _ => Vec::new(),
+                // An `RwLock`'s gate counts the reads in the history: a
+                // write lock under peeking (`PeekLock`, a read) after a
+                // guard the main thread downgraded and dropped before its
+                // first spawn waits for no reader, the dropped guard's
+                // `ReadUnlock` (a read) having released it.
+                let reads = if gate.counts_reads() {
+                    self.history_reads(pred, name, w, seen_write)
+                } else {
+                    Vec::new()
                 };
-                if !gate.enabled(kind, t, &self.u.read_ops(&seen_reads)) {
+                if !gate.enabled(kind, t, &self.u.read_ops(&reads)) {
                     continue;
                 }
                 let preds = w.as_slice();
@@ -236,13 +232,7 @@ impl Por {
             }
             let all_reads = &chains.reads[link.reads.0..link.reads.1];
             // Only one write of the chain is the one `pred` saw.
-            let required: Vec<EventId> = if w == seen_write {
-                pred.and_then(|p| self.u.frontier(p, name))
-                    .map(|f| f.reads)
-                    .unwrap_or_default()
-            } else {
-                Vec::new()
-            };
+            let required = self.history_reads(pred, name, w, seen_write);
             // Another thread's pure section of a mutex (peeking) comes whole:
             // its `PeekUnlock` brings its `PeekLock` (below); the lock alone
             // would leave it holding the mutex.
@@ -287,6 +277,24 @@ impl Por {
                 }
             }
         }
+    }
+
+    /// The reads of write `w` of `name` that an event after `pred` has in
+    /// its history: those of the write `pred` saw (`seen_write`), none of
+    /// any later one.
+    fn history_reads(
+        &self,
+        pred: Option<EventId>,
+        name: Name,
+        w: Option<EventId>,
+        seen_write: Option<EventId>,
+    ) -> Vec<EventId> {
+        if w != seen_write {
+            return Vec::new();
+        }
+        pred.and_then(|p| self.u.frontier(p, name))
+            .map(|f| f.reads)
+            .unwrap_or_default()
     }
 
     /// The extra predecessors (rule R) of `t`'s action `kind` on `name`
