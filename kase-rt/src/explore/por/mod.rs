@@ -214,9 +214,9 @@ impl Por {
             (Some(thread), _) => *self
                 .thread_names
                 .entry(thread)
-                .or_insert_with(|| self.u.names.fresh()),
+                .or_insert_with(|| self.u.fresh_name()),
             (None, Some(n)) => n,
-            (None, None) => self.u.names.fresh(),
+            (None, None) => self.u.fresh_name(),
         };
         self.u.set_kind(name, kind);
         self.run.objects[i] = Some(self.run.new_object(name));
