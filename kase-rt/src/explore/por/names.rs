@@ -38,6 +38,7 @@ impl NameUnion {
     }
 
     /// How many names were made (merged ones included).
+    #[cfg(all(debug_assertions, any(test, feature = "self-check")))]
     pub(crate) fn len(&self) -> usize {
         self.parent.len()
     }
