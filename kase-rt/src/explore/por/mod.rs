@@ -104,7 +104,7 @@ pub(crate) struct Por {
     alternatives: Alternatives,
     /// Thread `t`'s action after event `p` is a function of `p`: what each
     /// such action was when first seen.
-    labels: Map<(ThreadIdx, Option<EventId>), Label>,
+    labels: state::Labels,
     /// The name of each thread's thread object (the same in every
     /// execution, so it is never minted anew nor merged).
     thread_names: Map<ThreadIdx, Name>,
@@ -161,7 +161,7 @@ impl Por {
         Por {
             u: Unfolding::default(),
             alternatives,
-            labels: Map::default(),
+            labels: state::Labels::default(),
             thread_names: Map::default(),
             tree: Tree::default(),
             conflict_cache: Default::default(),
@@ -210,7 +210,7 @@ impl Por {
         if let Some(o) = &self.run.objects[i] {
             return o.name;
         }
-        let name = match (owner, self.labels.get(&(t, pred)).and_then(|l| l.name)) {
+        let name = match (owner, self.labels.get(t, pred).and_then(|l| l.name)) {
             (Some(thread), _) => *self
                 .thread_names
                 .entry(thread)
@@ -383,7 +383,7 @@ impl Por {
             location: ev.location,
             name,
         };
-        let seen = *self.labels.entry((t, pred)).or_insert(here);
+        let seen = self.labels.first_or_insert(t, pred, here);
         if (seen.kind, seen.location) != (kind, ev.location) && self.run.diverged.is_none() {
             self.run.diverged = Some(format!(
                 "at step {} {t} performed {} at {}, but after the same history an earlier execution \

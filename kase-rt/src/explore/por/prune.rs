@@ -63,8 +63,7 @@ impl Por {
         self.carry_caches_over_pruning(&is_kept, &all_targets);
         self.u.retain(is_kept);
         // A label describes what follows a kept event only.
-        self.labels
-            .retain(|(_, pred), _| pred.map_or(true, is_kept));
+        self.labels.retain(is_kept);
         self.stats.pruned_at = self.u.len();
         true
     }

@@ -24,6 +24,64 @@ pub(super) struct Label {
     pub(super) name: Option<Name>,
 }
 
+/// The [`Label`] first seen after each history `(t, pred)`, by `pred`: a
+/// table by event id (slot 0 for no predecessor), with the rare second
+/// thread after one event (a spawn's child) kept aside. Every event run
+/// looks its label up, and a pruning drops those after pruned events: in
+/// a hash map the lookups hashed and the pruning walked the whole map,
+/// each a cache miss per entry once `U` outgrew the L2.
+#[derive(Default)]
+pub(super) struct Labels {
+    first: Vec<Option<(ThreadIdx, Label)>>,
+    more: Map<(ThreadIdx, Option<EventId>), Label>,
+}
+
+impl Labels {
+    fn slot(pred: Option<EventId>) -> usize {
+        pred.map_or(0, |p| p as usize + 1)
+    }
+
+    /// The label seen after `(t, pred)`, if one was.
+    pub(super) fn get(&self, t: ThreadIdx, pred: Option<EventId>) -> Option<&Label> {
+        match self.first.get(Self::slot(pred)) {
+            Some(Some((u, label))) if *u == t => Some(label),
+            Some(Some(_)) => self.more.get(&(t, pred)),
+            _ => None,
+        }
+    }
+
+    /// The label seen after `(t, pred)`, `here` if none was (then kept).
+    pub(super) fn first_or_insert(
+        &mut self,
+        t: ThreadIdx,
+        pred: Option<EventId>,
+        here: Label,
+    ) -> Label {
+        let i = Self::slot(pred);
+        if self.first.len() <= i {
+            self.first.resize(i + 1, None);
+        }
+        match &self.first[i] {
+            None => {
+                self.first[i] = Some((t, here));
+                here
+            }
+            Some((u, label)) if *u == t => *label,
+            Some(_) => *self.more.entry((t, pred)).or_insert(here),
+        }
+    }
+
+    /// Keeps the labels after kept events (and of first events).
+    pub(super) fn retain(&mut self, kept: impl Fn(EventId) -> bool) {
+        for (i, slot) in self.first.iter_mut().enumerate().skip(1) {
+            if slot.is_some() && !kept(i as EventId - 1) {
+                *slot = None;
+            }
+        }
+        self.more.retain(|(_, pred), _| pred.is_none_or(&kept));
+    }
+}
+
 /// The object state the explorer shadows for one runtime object.
 pub(super) struct ObjState {
     /// Its canonical name (before later merges: always go through `find`).
