@@ -78,7 +78,7 @@ impl Labels {
                 *slot = None;
             }
         }
-        self.more.retain(|(_, pred), _| pred.is_none_or(&kept));
+        self.more.retain(|(_, pred), _| pred.map_or(true, &kept));
     }
 }
 

@@ -581,7 +581,7 @@ impl Unfolding {
                 self_check!(assert!(
                     self.events[id]
                         .as_ref()
-                        .is_none_or(|ev| !ev.frontiers.contains(moved)),
+                        .map_or(true, |ev| !ev.frontiers.contains(moved)),
                     "an event made before a name has it"
                 ));
                 continue;
