@@ -216,12 +216,13 @@ impl Por {
                 // guard the main thread downgraded and dropped before its
                 // first spawn waits for no reader, the dropped guard's
                 // `ReadUnlock` (a read) having released it.
-                let reads = if gate.counts_reads() {
-                    self.history_reads(pred, name, w, seen_write)
+                let ops = if gate.counts_reads() {
+                    self.u
+                        .read_ops(&self.history_reads(pred, name, w, seen_write))
                 } else {
                     Vec::new()
                 };
-                if !gate.enabled(kind, t, &self.u.read_ops(&reads)) {
+                if !gate.enabled(kind, t, &ops) {
                     continue;
                 }
                 let preds = w.as_slice();

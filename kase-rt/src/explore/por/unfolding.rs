@@ -817,11 +817,8 @@ impl Unfolding {
         if dx.parent_tag() != dy.parent_tag() {
             return true;
         }
-        let (px, py) = (
-            self.link(x).thread_parent.get(),
-            self.link(y).thread_parent.get(),
-        );
-        px != py && (px.is_some() || py.is_some())
+        // Different parents (two without one are equal).
+        self.link(x).thread_parent != self.link(y).thread_parent
     }
 
     /// The entries of a neighbour list made after `born` (see
