@@ -460,6 +460,26 @@ impl Por {
         from: usize,
         visit: impl FnOnce(&[EventId]),
     ) -> usize {
+        if same_object.is_empty() && (same_thread.is_empty() || !self.u.siblings_may_conflict()) {
+            // No neighbour that could be one, so none was found before
+            // either (the cache lists neighbours only, and a pruning drops
+            // both): answered without the cache's entry, a cold slot of a
+            // hash table.
+            self_check!({
+                let cache = self.conflict_cache.borrow();
+                if cache.generation == self.u.generation() {
+                    assert!(
+                        cache
+                            .entries
+                            .get(&b)
+                            .map_or(true, |e| e.conflicts.is_empty()),
+                        "an event without neighbours has cached immediate conflicts"
+                    );
+                }
+            });
+            visit(&[]);
+            return 0;
+        }
         let mut cache = self.conflict_cache.borrow_mut();
         if cache.generation != self.u.generation() {
             cache.entries.clear();
