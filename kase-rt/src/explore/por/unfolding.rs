@@ -1,6 +1,8 @@
 //! The prime event structure `U`: events discovered so far, with causality
 //! and conflict. See `POR-DESIGN.md` for the definitions.
 
+use std::cell::RefCell;
+
 use crate::fast_hash::{Map, Set};
 
 use crate::exec::dependence::{Access, LastAccesses};
@@ -102,6 +104,17 @@ impl IdList {
     fn is_empty(&self) -> bool {
         self.as_slice().is_empty()
     }
+}
+
+/// [`Unfolding`]'s buffers for merging frontiers, and its pool of blocks.
+#[derive(Default)]
+struct MergeScratch {
+    /// The new event's frontiers.
+    builder: FrontiersBuilder,
+    /// One object's joined reads.
+    reads: Vec<EventId>,
+    /// Pruned events' blocks, for new events' predecessors and frontiers.
+    pool: WordPool,
 }
 
 /// Events by the hash of their key ([`key_hash`]); collisions, rare, chain
@@ -430,14 +443,14 @@ pub(crate) struct Unfolding {
     /// that hold positions in them move those positions first
     /// (`Por::carry_caches_over_pruning`).
     prunings: u64,
-    /// Scratch of [`intern`](Self::intern): the new event's frontiers, and
-    /// one object's joined reads.
-    builder: FrontiersBuilder,
-    merged_reads: Vec<EventId>,
+    /// Scratch of [`intern`](Self::intern), and pruned events' blocks.
+    /// In a cell: the frontier merges read `self` while they fill it
+    /// (taken out of `self` and put back, the buffers moved through the
+    /// stack at every new event, and the loads that moved them back could
+    /// not be forwarded from the stores that filled them).
+    scratch: RefCell<MergeScratch>,
     /// An empty history's frontiers, to fill unused merge slots with.
     no_frontiers: Frontiers,
-    /// Pruned events' blocks, for new events' predecessors and frontiers.
-    pool: WordPool,
     /// Scratch of [`intern`](Self::intern): the new event's packed
     /// predecessors and thread maxima.
     packed: Vec<EventId>,
@@ -469,7 +482,7 @@ impl Unfolding {
     /// the kept events are causally closed and no longer refers to the others.
     pub(crate) fn retain(&mut self, keep: impl Fn(EventId) -> bool) {
         self.prunings += 1;
-        self.pool.clear();
+        self.scratch.get_mut().pool.clear();
         // `keep` first: it reads a dense table, where the check of an
         // event's slot loads a line per event.
         for id in 0..self.events.len() as EventId {
@@ -477,8 +490,9 @@ impl Unfolding {
                 let ev = self.events[id as usize].take().expect("checked");
                 let hash = key_hash(ev.thread, ev.pred, ev.obj_preds(), ev.extra());
                 self.by_key.remove(hash, id);
-                self.pool.give(ev.packed);
-                self.pool.give(ev.frontiers.into_words());
+                let pool = &mut self.scratch.get_mut().pool;
+                pool.give(ev.packed);
+                pool.give(ev.frontiers.into_words());
                 self.free.push(id);
                 self.live -= 1;
             }
@@ -941,27 +955,27 @@ impl Unfolding {
             packed.resize(tmax_at + thread.index() + 1, NO_EVENT);
         }
         packed[tmax_at + thread.index()] = id;
-        let packed_event: Box<[EventId]> = self.pool.copy_of(&packed);
+        let packed_event: Box<[EventId]> = self.scratch.get_mut().pool.copy_of(&packed);
         self.packed = packed;
         let own = name.map(|n| self.names.find(n));
-        let joined = self.joined_frontiers(id, pred, obj_preds, extra, own, |u, f| {
-            // The event's own object: its gate, its write links, and the
-            // event's access recorded in its frontier.
-            let base_depth = u.wdepth(f.write);
-            let mut gate = Gate::Open;
+        // The event's own object: its write, its write depth and its gate,
+        // written by `record` into these (none if it has no object).
+        // Returned instead, wrapped in an `Option` through three frames,
+        // they moved as odd-sized pieces whose loads could not be
+        // forwarded from the stores (a fifth of this function's samples).
+        let (mut write, mut write_depth, mut gate) = (None, 0, Gate::Open);
+        let frontiers = self.joined_frontiers(id, pred, obj_preds, extra, own, |u, f| {
+            // The event's access is recorded in its frontier.
+            write = f.write;
+            write_depth = u.wdepth(f.write) + u32::from(kind.writes());
             if kind.writes() {
                 let base = u.gate_after(own.expect("own object"), f.write);
                 if base != Gate::Open {
                     gate = base.after_write(kind, thread, &u.read_ops(f.reads));
                 }
             }
-            let write_depth = base_depth + u32::from(kind.writes());
-            ((f.write, write_depth, gate), kind.props().access)
+            kind.props().access
         });
-        let (frontiers, (write, write_depth, gate)) = match joined {
-            (f, Some(own)) => (f, own),
-            (f, None) => (f, (None, 0, Gate::Open)),
-        };
         let write_jump = if kind.writes() {
             jump_for(write, |e| {
                 let l = self.link(e);
@@ -1062,20 +1076,23 @@ impl Unfolding {
     /// The frontiers of new event `id`'s history: the union of its
     /// predecessors' histories, then its own access of object `own` (if
     /// any). `record` sees `own`'s frontier before the access and says how
-    /// the event accesses it, and what to hand back.
+    /// the event accesses it.
     #[allow(clippy::too_many_arguments)]
-    fn joined_frontiers<R>(
-        &mut self,
+    fn joined_frontiers(
+        &self,
         id: EventId,
         pred: Option<EventId>,
         obj_preds: &[EventId],
         extra: &[EventId],
         own: Option<Name>,
-        record: impl FnOnce(&Self, FrontierView<'_>) -> (R, Access),
-    ) -> (Frontiers, Option<R>) {
-        let mut builder = std::mem::take(&mut self.builder);
-        let mut reads = std::mem::take(&mut self.merged_reads);
-        let mut pool = std::mem::take(&mut self.pool);
+        record: impl FnOnce(&Self, FrontierView<'_>) -> Access,
+    ) -> Frontiers {
+        let mut scratch = self.scratch.borrow_mut();
+        let MergeScratch {
+            builder,
+            reads,
+            pool,
+        } = &mut *scratch;
         // A predecessor in another's history adds nothing to the union:
         // each of its frontiers is the other's or lies below it (an
         // earlier write of the chain, or the same write with fewer reads).
@@ -1121,30 +1138,26 @@ impl Unfolding {
             many.extend(all);
             &many
         };
-        let (frontiers, recorded) = match *preds {
+        match *preds {
             [one] => {
                 // One list (most new events): copied, with the own
                 // object's frontier updated in place.
                 let base = &self.get(one).frontiers;
-                self.frontiers_after_one(&mut pool, base, id, own, record)
+                self.frontiers_after_one(pool, base, id, own, record)
             }
             [a, b] => {
                 // Two lists (nearly every other new event): a plain
                 // two-cursor merge, without the general one's bookkeeping
                 // per cursor.
                 let lists = [&self.get(a).frontiers, &self.get(b).frontiers];
-                let recorded = self.merge_two(&mut builder, &mut reads, lists, id, own, record);
-                (builder.finish_in(&mut pool), recorded)
+                self.merge_two(builder, reads, lists, id, own, record);
+                builder.finish_in(pool)
             }
             _ => {
-                let recorded = self.merge_many(&mut builder, &mut reads, preds, id, own, record);
-                (builder.finish_in(&mut pool), recorded)
+                self.merge_many(builder, reads, preds, id, own, record);
+                builder.finish_in(pool)
             }
-        };
-        self.builder = builder;
-        self.pool = pool;
-        self.merged_reads = reads;
-        (frontiers, recorded)
+        }
     }
 
     /// [`joined_frontiers`](Self::joined_frontiers) of the frontiers of
@@ -1153,15 +1166,15 @@ impl Unfolding {
     // Rare: out of line (fewer instruction-cache misses in cachegrind's
     // model on the three benchmarks' first executions, 8-12 %).
     #[inline(never)]
-    fn merge_many<R>(
+    fn merge_many(
         &self,
         builder: &mut FrontiersBuilder,
         reads: &mut Vec<EventId>,
         preds: &[EventId],
         id: EventId,
         own: Option<Name>,
-        record: impl FnOnce(&Self, FrontierView<'_>) -> (R, Access),
-    ) -> Option<R> {
+        record: impl FnOnce(&Self, FrontierView<'_>) -> Access,
+    ) {
         let empty = &self.no_frontiers;
         let (mut few_lists, mut few_at) = ([empty; FEW_PREDS], [0usize; FEW_PREDS]);
         let (mut many_lists, mut many_at) = (Vec::new(), Vec::new());
@@ -1177,7 +1190,6 @@ impl Unfolding {
         }
         let lists: &[&Frontiers] = lists;
         let mut record = Some(record);
-        let mut recorded = None;
         loop {
             // The next name: the own object's comes in its place, touched
             // by a predecessor or not.
@@ -1236,31 +1248,28 @@ impl Unfolding {
             let merged: &[EventId] = if shared { reads } else { first_reads };
             let own = Some(name) == pending_own;
             let slot = (name, write, merged);
-            self.push_merged(builder, slot, id, own, &mut record, &mut recorded);
+            self.push_merged(builder, slot, id, own, &mut record);
         }
-        recorded
     }
 
     /// Pushes one object's merged frontier, `(name, write, reads)`, to
     /// `builder`. For the new event's own object (`own`), the pending
-    /// `record` sees it first and the event's access is recorded in it;
-    /// `record`'s answer goes to `recorded`. Inlined: it runs for every
+    /// `record` sees it first and says how the event accesses it, which is
+    /// recorded in it. Inlined: it runs for every
     /// slot of every merge.
     #[inline(always)]
-    fn push_merged<R>(
+    fn push_merged(
         &self,
         builder: &mut FrontiersBuilder,
         (name, write, reads): (Name, Option<EventId>, &[EventId]),
         id: EventId,
         own: bool,
-        record: &mut Option<impl FnOnce(&Self, FrontierView<'_>) -> (R, Access)>,
-        recorded: &mut Option<R>,
+        record: &mut Option<impl FnOnce(&Self, FrontierView<'_>) -> Access>,
     ) {
         if own {
             let record = record.take().expect("pending");
             let before = FrontierView { write, reads };
-            let (out, access) = record(self, before);
-            *recorded = Some(out);
+            let access = record(self, before);
             builder.push_access(name, before, id, access);
         } else {
             builder.push(name, write, reads.iter().copied());
@@ -1272,18 +1281,17 @@ impl Unfolding {
     /// general merge: a name in one list is copied; in both, the deeper
     /// write wins (they lie on one chain), and the same write takes the
     /// union of the reads.
-    fn merge_two<R>(
+    fn merge_two(
         &self,
         builder: &mut FrontiersBuilder,
         reads: &mut Vec<EventId>,
         [a, b]: [&Frontiers; 2],
         id: EventId,
         own: Option<Name>,
-        record: impl FnOnce(&Self, FrontierView<'_>) -> (R, Access),
-    ) -> Option<R> {
+        record: impl FnOnce(&Self, FrontierView<'_>) -> Access,
+    ) {
         let (mut i, mut j) = (0, 0);
         let mut record = Some(record);
-        let mut recorded = None;
         loop {
             let x = (i < a.len()).then(|| a.name_at(i));
             let y = (j < b.len()).then(|| b.name_at(j));
@@ -1324,25 +1332,24 @@ impl Unfolding {
             };
             let own = Some(name) == pending_own;
             let slot = (name, write, merged);
-            self.push_merged(builder, slot, id, own, &mut record, &mut recorded);
+            self.push_merged(builder, slot, id, own, &mut record);
         }
-        recorded
     }
 
     /// [`joined_frontiers`](Self::joined_frontiers) of new event `id`
     /// whose history's frontiers are `base` (one predecessor, or all but
     /// one in its history): `base`'s, with the event's access of `own`
     /// recorded, made in one copy of `base`.
-    fn frontiers_after_one<R>(
+    fn frontiers_after_one(
         &self,
         pool: &mut WordPool,
         base: &Frontiers,
         id: EventId,
         own: Option<Name>,
-        record: impl FnOnce(&Self, FrontierView<'_>) -> (R, Access),
-    ) -> (Frontiers, Option<R>) {
+        record: impl FnOnce(&Self, FrontierView<'_>) -> Access,
+    ) -> Frontiers {
         let Some(own) = own else {
-            return (base.copy_in(pool), None);
+            return base.copy_in(pool);
         };
         // The own object's slot: in place of its old frontier if the
         // history touched it, else inserted in name order.
@@ -1354,12 +1361,10 @@ impl Unfolding {
             write: None,
             reads: &[],
         });
-        let (out, access) = record(self, before);
-        let frontiers = match access {
+        match record(self, before) {
             Access::Write => base.with_slot(pool, at, own, Some(id), &[], None),
             Access::Read => base.with_slot(pool, at, own, before.write, before.reads, Some(id)),
-        };
-        (frontiers, Some(out))
+        }
     }
 
     /// Joins two frontiers of one object from consistent histories.
