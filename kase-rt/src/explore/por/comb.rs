@@ -2,6 +2,8 @@
 //! Order Reduction*, Nguyen, Rodríguez, Sousa, Coti and Petrucci, CAV 2018).
 
 use crate::exec::error::self_check;
+use std::collections::hash_map::Entry;
+
 use crate::fast_hash::{Map, Set};
 
 use super::frontiers::Frontiers;
@@ -324,10 +326,20 @@ impl Por {
                 spare_lists,
                 ..
             } = &mut *cache;
-            let entry = entries.entry(rep).or_insert_with(|| SpikeEntry {
-                candidates: spare_lists.pop().unwrap_or_default(),
-                ..SpikeEntry::default()
-            });
+            // A new list is built aside and stored once it is done: built
+            // in the table, its fields were read back right after their
+            // stores into a cold slot, and waited for them.
+            let (mut vacant, mut fresh) = (None, None);
+            let entry = match entries.entry(rep) {
+                Entry::Occupied(occupied) => occupied.into_mut(),
+                Entry::Vacant(slot) => {
+                    vacant = Some(slot);
+                    fresh.insert(SpikeEntry {
+                        candidates: spare_lists.pop().unwrap_or_default(),
+                        ..SpikeEntry::default()
+                    })
+                }
+            };
             if entry.stamp != stamp {
                 // Built on first use: most lists a node refreshes have
                 // nothing new to filter.
@@ -386,10 +398,14 @@ impl Por {
                 }
                 entry.stamp = stamp;
             }
-            if entry.candidates.is_empty() && k != n {
+            let len = entry.candidates.len();
+            if let Some(slot) = vacant {
+                slot.insert(fresh.take().expect("built aside"));
+            }
+            if len == 0 && k != n {
                 return false;
             }
-            source = Some((k, entry.candidates.len()));
+            source = Some((k, len));
         }
         true
     }
@@ -485,7 +501,35 @@ impl Por {
             cache.entries.clear();
             cache.generation = self.u.generation();
         }
-        let entry = cache.entries.entry(b).or_default();
+        match cache.entries.entry(b) {
+            Entry::Occupied(occupied) => {
+                let entry = occupied.into_mut();
+                self.scan_for_conflicts(entry, b, (same_thread, same_object));
+                visit(entry.conflicts.get(from..).unwrap_or_default());
+                entry.conflicts.len()
+            }
+            Entry::Vacant(vacant) => {
+                // A first scan builds the entry aside and stores it once:
+                // built in the table, its fields were read back right after
+                // their stores into a cold slot, and waited for them.
+                let mut entry = ConflictEntry::default();
+                self.scan_for_conflicts(&mut entry, b, (same_thread, same_object));
+                visit(entry.conflicts.get(from..).unwrap_or_default());
+                let count = entry.conflicts.len();
+                vacant.insert(entry);
+                count
+            }
+        }
+    }
+
+    /// Brings `entry`, `b`'s immediate conflicts, up to date with `b`'s
+    /// conflict lists (see [`immediate_conflicts`](Self::immediate_conflicts)).
+    fn scan_for_conflicts(
+        &self,
+        entry: &mut ConflictEntry,
+        b: EventId,
+        (same_thread, same_object): (&[EventId], &[EventId]),
+    ) {
         // Between two prunings the lists only grow: what is new starts where
         // the last scan ended. After one, it is found by birth (a search
         // that loads an event's birth per step, most of the comb's cache
@@ -543,8 +587,6 @@ impl Por {
                 entry.conflicts.push(x);
             }
         }
-        visit(entry.conflicts.get(from..).unwrap_or_default());
-        entry.conflicts.len()
     }
 
     /// Keeps the comb's caches across a pruning of `U` that keeps the
