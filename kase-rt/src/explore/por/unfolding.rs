@@ -941,23 +941,6 @@ impl Unfolding {
         if let Some(id) = self.find(thread, pred, obj_preds, extra) {
             return (id, false);
         }
-        (
-            self.create(thread, kind, name, pred, obj_preds, extra),
-            true,
-        )
-    }
-
-    /// The new event `(thread, pred, obj_preds, extra)` ([`intern`](Self::intern)
-    /// found none).
-    fn create(
-        &mut self,
-        thread: ThreadIdx,
-        kind: OpKind,
-        name: Option<Name>,
-        pred: Option<EventId>,
-        obj_preds: &[EventId],
-        extra: &[EventId],
-    ) -> EventId {
         self.has_extras |= !extra.is_empty();
         let hash = key_hash(thread, pred, obj_preds, extra);
         let pure_of = self.pure_of_next(thread, kind, name, pred);
@@ -1078,7 +1061,7 @@ impl Unfolding {
                 self.push_write(object_list, id);
             }
         }
-        id
+        (id, true)
     }
 
     /// Joins the thread maxima of `q`'s history into `packed[at..]`
