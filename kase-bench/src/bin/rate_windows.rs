@@ -282,16 +282,15 @@ mod table {
         b: &[String],
         repeats: usize,
     ) -> Result<(Measured, Measured), String> {
+        let keep_faster = |best: &mut Measured, next: Measured| {
+            if next.secs < best.secs {
+                *best = next;
+            }
+        };
         let (mut best_a, mut best_b) = (child(a)?, child(b)?);
         for _ in 1..repeats {
-            let next = child(a)?;
-            if next.secs < best_a.secs {
-                best_a = next;
-            }
-            let next = child(b)?;
-            if next.secs < best_b.secs {
-                best_b = next;
-            }
+            keep_faster(&mut best_a, child(a)?);
+            keep_faster(&mut best_b, child(b)?);
         }
         Ok((best_a, best_b))
     }

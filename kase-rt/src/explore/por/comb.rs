@@ -1,9 +1,9 @@
 //! Alternatives through a comb ([QPOR, §5, Def. 6]: *Quasi-Optimal Partial
 //! Order Reduction*, Nguyen, Rodríguez, Sousa, Coti and Petrucci, CAV 2018).
 
-use crate::exec::error::self_check;
 use std::collections::hash_map::Entry;
 
+use crate::exec::error::self_check;
 use crate::fast_hash::{Map, Set};
 
 use super::frontiers::Frontiers;
