@@ -202,9 +202,10 @@ impl Por {
             self_check!(self.check_spike_candidates(n, rep, &[]));
             return visit(&[]);
         }
-        let cache = self.tree.nodes[n].spikes.borrow();
-        self_check!(self.check_spike_candidates(n, rep, &cache.entries[&rep].candidates));
-        visit(&cache.entries[&rep].candidates)
+        let cache = self.tree.spikes[n].borrow();
+        let candidates = cache.candidates(rep);
+        self_check!(self.check_spike_candidates(n, rep, candidates));
+        visit(candidates)
     }
 
     /// Self-check: `candidates` are node `n`'s spike candidates of the
@@ -318,15 +319,16 @@ impl Por {
         let mut source: Option<(usize, usize)> = None;
         for &k in chain.iter().rev() {
             let node = &nodes[k];
-            let mut cache = node.spikes.borrow_mut();
+            let mut cache = self.tree.spikes[k].borrow_mut();
             self.validate_spikes(k, &mut cache);
             let SpikeCache {
                 moved,
                 entries,
-                spare_lists,
+                lists,
+                unit_seen: seen_lists,
                 ..
             } = &mut *cache;
-            // A new list is built aside and stored once it is done: built
+            // A new entry is built aside and stored once it is done: built
             // in the table, its fields were read back right after their
             // stores into a cold slot, and waited for them.
             let (mut vacant, mut fresh) = (None, None);
@@ -335,8 +337,10 @@ impl Por {
                 Entry::Vacant(slot) => {
                     vacant = Some(slot);
                     fresh.insert(SpikeEntry {
-                        candidates: spare_lists.pop().unwrap_or_default(),
-                        ..SpikeEntry::default()
+                        stamp: NeighbourStamp::default(),
+                        seen: 0,
+                        list: lists.take(),
+                        unit_seen: NO_POOLED,
                     })
                 }
             };
@@ -359,21 +363,21 @@ impl Por {
                 };
                 match source {
                     None => {
-                        let SpikeEntry {
-                            candidates,
-                            seen,
-                            unit_seen,
-                            ..
-                        } = entry;
+                        let candidates = lists.get_mut(entry.list);
                         // Most units are one event: its count is `seen`.
                         let seen: &mut [usize] = if unit.len() == 1 {
-                            std::slice::from_mut(seen)
+                            std::slice::from_mut(&mut entry.seen)
                         } else {
-                            // A unit's events are fixed: sized once.
-                            if unit_seen.len() != unit.len() {
-                                *unit_seen = vec![0; unit.len()].into_boxed_slice();
+                            if entry.unit_seen == NO_POOLED {
+                                entry.unit_seen = seen_lists.take();
                             }
-                            unit_seen
+                            // A unit's events are fixed: sized once.
+                            let counts = seen_lists.get_mut(entry.unit_seen);
+                            if counts.len() != unit.len() {
+                                counts.clear();
+                                counts.resize(unit.len(), 0);
+                            }
+                            counts
                         };
                         for (i, (&b, seen)) in unit.iter().zip(seen).enumerate() {
                             let lists = if i == 0 {
@@ -387,10 +391,10 @@ impl Por {
                         }
                     }
                     Some((s, len)) if entry.seen < len => {
-                        let from = nodes[s].spikes.borrow();
-                        let new = &from.entries[&rep].candidates[entry.seen..];
-                        entry
-                            .candidates
+                        let from = self.tree.spikes[s].borrow();
+                        let new = &from.candidates(rep)[entry.seen..];
+                        lists
+                            .get_mut(entry.list)
                             .extend(new.iter().copied().filter(|&x| keep(x)));
                         entry.seen = len;
                     }
@@ -398,7 +402,7 @@ impl Por {
                 }
                 entry.stamp = stamp;
             }
-            let len = entry.candidates.len();
+            let len = lists.get(entry.list).len();
             if let Some(slot) = vacant {
                 slot.insert(fresh.take().expect("built aside"));
             }
@@ -452,9 +456,10 @@ impl Por {
         }
         if cache.d_applied < node.added.len() {
             let newly = &node.added[cache.d_applied..];
-            for entry in cache.entries.values_mut() {
-                entry
-                    .candidates
+            for entry in cache.entries.values() {
+                cache
+                    .lists
+                    .get_mut(entry.list)
                     .retain(|&x| !newly.iter().any(|&y| self.u.leq(y, x)));
             }
             cache.d_applied = node.added.len();
@@ -633,13 +638,18 @@ impl Por {
         let nodes = &self.tree.nodes;
         let current = |cache: &SpikeCache| cache.valid && cache.generation == generation;
         // Positions first, from the lists as they are; then the lists.
-        for node in nodes {
-            let mut cache = node.spikes.borrow_mut();
+        for (node, spikes) in nodes.iter().zip(&self.tree.spikes) {
+            let mut cache = spikes.borrow_mut();
             if !current(&cache) {
                 continue;
             }
-            let source = node.source.map(|s| nodes[s].spikes.borrow());
-            for (&rep, entry) in cache.entries.iter_mut() {
+            let source = node.source.map(|s| self.tree.spikes[s].borrow());
+            let SpikeCache {
+                entries,
+                unit_seen: seen_lists,
+                ..
+            } = &mut *cache;
+            for (&rep, entry) in entries.iter_mut() {
                 if !kept(rep) || !targets.contains(&rep) {
                     continue; // dropped below
                 }
@@ -652,18 +662,17 @@ impl Por {
                             .entries
                             .get(&rep)
                             .filter(|_| current(source))
-                            .map_or(&[][..], |e| &e.candidates[..]);
+                            .map_or(&[][..], |e| source.lists.get(e.list));
                         entry.seen = kept_before(list, entry.seen);
                     }
                     None => {
                         let unit = self.unit_chain(rep);
-                        let SpikeEntry {
-                            seen, unit_seen, ..
-                        } = entry;
                         let seen: &mut [usize] = if unit.len() == 1 {
-                            std::slice::from_mut(seen)
+                            std::slice::from_mut(&mut entry.seen)
+                        } else if entry.unit_seen == NO_POOLED {
+                            &mut []
                         } else {
-                            unit_seen
+                            seen_lists.get_mut(entry.unit_seen)
                         };
                         for (b, seen) in unit.iter().zip(seen) {
                             let list = conflicts
@@ -676,12 +685,24 @@ impl Por {
                 }
             }
         }
-        for node in nodes {
-            let mut cache = node.spikes.borrow_mut();
+        for spikes in &self.tree.spikes[..nodes.len()] {
+            let mut cache = spikes.borrow_mut();
             if current(&cache) {
-                cache.entries.retain(|&rep, entry| {
-                    entry.candidates.retain(|&x| kept(x));
-                    kept(rep) && targets.contains(&rep)
+                let SpikeCache {
+                    entries,
+                    lists,
+                    unit_seen,
+                    ..
+                } = &mut *cache;
+                entries.retain(|&rep, entry| {
+                    let keep = kept(rep) && targets.contains(&rep);
+                    if keep {
+                        lists.get_mut(entry.list).retain(|&x| kept(x));
+                    } else {
+                        lists.give(entry.list);
+                        unit_seen.give(entry.unit_seen);
+                    }
+                    keep
                 });
             }
         }
@@ -782,31 +803,36 @@ pub(super) struct SpikeCache {
     moved: std::cell::OnceCell<Moved>,
     /// How many of the node's added units the entries were filtered by.
     d_applied: usize,
+    /// By unit: what its list was refreshed against, and which list it is.
+    /// The entries own nothing: emptying the table (for every node a
+    /// backtrack pops) then only resets its control bytes. With a vector
+    /// in each entry, it read every entry to drop it, a cold line each
+    /// (2.7 % of mpat(6)'s time in `perf` samples).
     entries: Map<EventId, SpikeEntry>,
-    /// Emptied candidate lists of dropped entries, for new ones (a list
-    /// each was the comb's most frequent allocation).
-    spare_lists: Vec<Vec<EventId>>,
+    /// The entries' candidate lists.
+    lists: ListPool<EventId>,
+    /// The entries' per-event counts, for units of several events.
+    unit_seen: ListPool<usize>,
 }
 
 /// A recycled node's table keeps room for at least this many entries.
 const SPARE_ENTRIES: usize = 16;
 
-/// A cache keeps at most this many emptied candidate lists, each of at
-/// most `SPARE_LIST_ROOM` entries' room (memory stays that of the lists in
-/// use).
-const SPARE_LISTS: usize = 8;
+/// A list emptied for reuse keeps at most this much room (memory stays
+/// that of the lists in use).
 const SPARE_LIST_ROOM: usize = 32;
 
 impl SpikeCache {
-    /// Drops every entry, keeping a few of their lists for new entries.
+    /// The candidate list of the unit `rep` (which has an entry).
+    fn candidates(&self, rep: EventId) -> &[EventId] {
+        self.lists.get(self.entries[&rep].list)
+    }
+
+    /// Drops every entry; the lists are emptied in place, for new entries.
     fn recycle_entries(&mut self) {
-        for (_, entry) in self.entries.drain() {
-            let mut list = entry.candidates;
-            if self.spare_lists.len() < SPARE_LISTS && list.capacity() <= SPARE_LIST_ROOM {
-                list.clear();
-                self.spare_lists.push(list);
-            }
-        }
+        self.entries.clear();
+        self.lists.clear();
+        self.unit_seen.clear();
     }
 
     /// Empties it for another node, keeping its table's allocation sized
@@ -814,19 +840,93 @@ impl SpikeCache {
     /// recycled tables would each grow to the most units any node ever
     /// listed, and memory with the exploration (disp(5,4): 3 MB of its 10
     /// MB peak). Dropping large tables instead cost 1.5 % more instructions
-    /// on mpat(5), growing them again.
+    /// on mpat(5), growing them again. The pools of lists likewise.
     pub(super) fn reset(&mut self) {
         let used = self.entries.len().max(SPARE_ENTRIES);
         self.recycle_entries();
-        let mut entries = std::mem::take(&mut self.entries);
-        if entries.capacity() > 4 * used {
-            entries.shrink_to(used);
+        if self.entries.capacity() > 4 * used {
+            self.entries.shrink_to(used);
         }
-        *self = SpikeCache {
-            entries,
-            spare_lists: std::mem::take(&mut self.spare_lists),
-            ..SpikeCache::default()
-        };
+        self.lists.keep_at_most(4 * used);
+        self.unit_seen.keep_at_most(4 * used);
+        // Field by field, in place (see `Tree::spikes`).
+        self.generation = 0;
+        self.valid = false;
+        self.moved = std::cell::OnceCell::new();
+        self.d_applied = 0;
+    }
+}
+
+/// `SpikeEntry::unit_seen` of a unit of one event (its count is `seen`).
+const NO_POOLED: u32 = u32::MAX;
+
+/// Lists handed out by index and emptied in place, keeping their
+/// allocations for the next ones: a node's lists are mostly short, and a
+/// vector allocated and freed for each was the comb's most frequent
+/// allocation.
+struct ListPool<T> {
+    lists: Vec<Vec<T>>,
+    /// `lists[..used]` are handed out or in `free`; the rest are empty.
+    used: usize,
+    free: Vec<u32>,
+}
+
+impl<T> Default for ListPool<T> {
+    fn default() -> Self {
+        ListPool {
+            lists: Vec::new(),
+            used: 0,
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<T> ListPool<T> {
+    /// An empty list's index.
+    fn take(&mut self) -> u32 {
+        if let Some(i) = self.free.pop() {
+            return i;
+        }
+        if self.used == self.lists.len() {
+            self.lists.push(Vec::new());
+        }
+        self.used += 1;
+        (self.used - 1) as u32
+    }
+
+    /// Gives list `i` back (`NO_POOLED`: none).
+    fn give(&mut self, i: u32) {
+        if i != NO_POOLED {
+            self.lists[i as usize].clear();
+            self.free.push(i);
+        }
+    }
+
+    fn get(&self, i: u32) -> &[T] {
+        &self.lists[i as usize]
+    }
+
+    fn get_mut(&mut self, i: u32) -> &mut Vec<T> {
+        &mut self.lists[i as usize]
+    }
+
+    /// Gives every list back, emptied (a large one without its room).
+    fn clear(&mut self) {
+        for list in &mut self.lists[..self.used] {
+            if list.capacity() > SPARE_LIST_ROOM {
+                *list = Vec::new();
+            } else {
+                list.clear();
+            }
+        }
+        self.used = 0;
+        self.free.clear();
+    }
+
+    /// Keeps at most `n` (empty) lists; only while none is handed out.
+    fn keep_at_most(&mut self, n: usize) {
+        debug_assert_eq!(self.used, 0, "lists handed out");
+        self.lists.truncate(n);
     }
 }
 
@@ -850,7 +950,7 @@ struct NeighbourStamp {
     object_len: u64,
 }
 
-#[derive(Default)]
+#[derive(Clone, Copy)]
 struct SpikeEntry {
     /// The neighbour lists of the unit's events the list was last
     /// refreshed against (none yet): the list holds every candidate those
@@ -859,8 +959,10 @@ struct SpikeEntry {
     /// How much of the source's list was filtered; without a source, how
     /// much of the immediate conflicts of the unit's event, if it is one.
     seen: usize,
+    /// Its candidates: a list of `SpikeCache::lists`.
+    list: u32,
     /// Without a source, for a unit of several events: how much of each
-    /// one's immediate conflicts was filtered.
-    unit_seen: Box<[usize]>,
-    candidates: Vec<EventId>,
+    /// one's immediate conflicts was filtered (a list of
+    /// `SpikeCache::unit_seen`; `NO_POOLED` until then).
+    unit_seen: u32,
 }

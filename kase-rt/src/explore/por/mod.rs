@@ -673,15 +673,15 @@ impl Scheduler for Por {
                         .then(|| nodes.len() - 1)
                         .or(last.source)
                 });
+                if self.tree.spikes.len() == self.tree.nodes.len() {
+                    self.tree.spikes.push(Default::default());
+                }
                 self.tree.nodes.push(Node {
                     step,
                     config_len: self.run.config.len(),
                     event: None,
                     added: Vec::new(),
                     source,
-                    spikes: std::cell::RefCell::new(
-                        self.tree.spare_spikes.pop().unwrap_or_default(),
-                    ),
                     explore: point.execution.exploring(),
                 });
             }
@@ -826,9 +826,7 @@ impl Explorer for Por {
                 return Ok(true);
             }
             let node = self.tree.nodes.pop().expect("non-empty");
-            let mut spikes = node.spikes.into_inner();
-            spikes.reset();
-            self.tree.spare_spikes.push(spikes);
+            self.tree.spikes[self.tree.nodes.len()].get_mut().reset();
             let children = node.added.len() + usize::from(node.event.is_some());
             self.shape.finished(self.tree.nodes.len(), children);
             for e in node.added {

@@ -142,9 +142,6 @@ pub(super) struct Node {
     /// shallower node: a scan of the whole stack at every node made long
     /// executions of several threads quadratic.
     pub(super) source: Option<usize>,
-    /// Spike candidates of the units this node put in `D`, filtered once
-    /// against its configuration (`comb.rs`).
-    pub(super) spikes: std::cell::RefCell<super::comb::SpikeCache>,
     /// The model wanted this choice explored (loom's exploration
     /// controls): if not, no alternative is sought here.
     pub(super) explore: bool,
@@ -171,9 +168,15 @@ pub(super) struct Tree {
     pub(super) d_threads: Vec<u32>,
     /// The units of `D` that are pure parts, by their first event.
     pub(super) d_by_first: Map<EventId, Vec<EventId>>,
-    /// Emptied spike caches of popped nodes, for new ones (each grew its
-    /// tables from nothing otherwise: 1.6 % of mpat(5) in rehashing).
-    pub(super) spare_spikes: Vec<super::comb::SpikeCache>,
+    /// By node (depth): spike candidates of the units the node put in `D`,
+    /// filtered once against its configuration (`comb.rs`). Past the last
+    /// node, emptied caches of popped nodes, for new ones (each grew its
+    /// tables from nothing otherwise: 1.6 % of mpat(5) in rehashing). Kept
+    /// apart from the nodes and emptied where they are: moved out of a
+    /// popped node, emptied and moved on to a spare list, a cache went
+    /// through the stack in pieces that wide loads then could not take
+    /// from the stores (a sixth of `advance`'s samples on mpat(6)).
+    pub(super) spikes: Vec<std::cell::RefCell<super::comb::SpikeCache>>,
 }
 
 /// What the next execution follows, set when `Alt` found a clue (line 12):
