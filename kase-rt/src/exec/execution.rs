@@ -361,11 +361,8 @@ impl Execution {
     }
 
     pub(super) fn add_object(&mut self, detail: ObjectDetail) -> ObjectIdx {
-        let mut state = ObjectState::new(detail);
-        if let Some(reads) = self.spare_tag_reads.pop() {
-            state.tags.reads = reads;
-        }
-        self.objects.push(state);
+        let tag_reads = self.spare_tag_reads.pop().unwrap_or_default();
+        self.objects.push(ObjectState::new(detail, tag_reads));
         ObjectIdx(self.objects.len() as u32 - 1)
     }
 

@@ -17,7 +17,7 @@ use super::dependence::{Acquires, LastAccesses};
 use super::error::internal_error;
 use super::gate::Gate;
 use super::hb::{CellState, ObjectHb};
-use super::peek::ObjectTags;
+use super::peek::{AccessTag, ObjectTags};
 use super::unsync::AtomicAccesses;
 
 /// Embedded in every shim object; `const`-constructible.
@@ -167,24 +167,33 @@ pub(crate) struct ObjectState {
 }
 
 impl ObjectState {
-    pub(crate) fn new(detail: ObjectDetail) -> Self {
-        let mut state = ObjectState {
+    /// A new object; `tag_reads`: an empty buffer for its peeking tags'
+    /// reads (kept from an earlier execution).
+    pub(crate) fn new(detail: ObjectDetail, tag_reads: Vec<AccessTag>) -> Self {
+        // Every field in one literal, the return value: assigned after it
+        // was built, the record (632 bytes) was copied once more.
+        let gate = Gate::initial(Self::kind_of(&detail));
+        let mut tags = ObjectTags::default();
+        tags.reads = tag_reads;
+        ObjectState {
             detail,
             dependence: LastAccesses::default(),
-            gate: Gate::Open,
+            gate,
             gate_reads: Vec::new(),
             hb: ObjectHb::default(),
             modifications: 0,
-            tags: ObjectTags::default(),
+            tags,
             address: 0,
             block: super::heap::BlockCache::default(),
-        };
-        state.gate = Gate::initial(state.kind());
-        state
+        }
     }
 
     pub(crate) fn kind(&self) -> ObjectKind {
-        match self.detail {
+        Self::kind_of(&self.detail)
+    }
+
+    fn kind_of(detail: &ObjectDetail) -> ObjectKind {
+        match detail {
             ObjectDetail::Atomic(_) => ObjectKind::Atomic,
             ObjectDetail::Mutex(_) => ObjectKind::Mutex,
             ObjectDetail::RwLock(_) => ObjectKind::RwLock,
