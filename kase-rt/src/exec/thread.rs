@@ -4,7 +4,7 @@
 use crate::fast_hash::Map as HashMap;
 use std::panic::Location;
 
-use super::action::{Action, ObjectIdx, ThreadIdx};
+use super::action::{Action, ObjectIdx, OpKind, ThreadIdx};
 use super::call::Call;
 use super::clock::VectorClock;
 use super::continuation::Suspend;
@@ -56,6 +56,28 @@ pub(crate) struct Pending {
     pub location: &'static Location<'static>,
 }
 
+/// Whether a thread's operation `kind` on `object` could run, worked out
+/// when the object had been passed `passes` times
+/// (`Execution::object_passes`): true while the object has not been
+/// passed since, as its gate and the reads it counts change only then.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EnabledMemo {
+    pub object: u32,
+    pub kind: OpKind,
+    pub passes: u32,
+    pub enabled: bool,
+}
+
+impl EnabledMemo {
+    /// Worked out for nothing yet (no object has this index).
+    pub const NONE: EnabledMemo = EnabledMemo {
+        object: u32::MAX,
+        kind: OpKind::Yield,
+        passes: 0,
+        enabled: false,
+    };
+}
+
 /// One model thread in one execution.
 pub(crate) struct ThreadState {
     pub idx: ThreadIdx,
@@ -73,6 +95,9 @@ pub(crate) struct ThreadState {
     pub spawner: Option<ThreadIdx>,
     pub scoped: bool,
     pub pending: Option<Pending>,
+    /// Whether its pending operation could run, as last worked out
+    /// (`Execution::enabled_threads`).
+    pub enabled_memo: std::cell::Cell<EnabledMemo>,
     /// Where its latest visible operation is (for std allocations, whose
     /// allocator sees no caller: `exec/heap`).
     pub latest: Option<&'static Location<'static>>,
@@ -140,6 +165,7 @@ impl ThreadState {
             spawner: None,
             scoped: false,
             pending: None,
+            enabled_memo: std::cell::Cell::new(EnabledMemo::NONE),
             latest: None,
             finished: false,
             suspender: None,
