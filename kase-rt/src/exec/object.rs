@@ -173,8 +173,10 @@ impl ObjectState {
         // Every field in one literal, the return value: assigned after it
         // was built, the record (632 bytes) was copied once more.
         let gate = Gate::initial(Self::kind_of(&detail));
-        let mut tags = ObjectTags::default();
-        tags.reads = tag_reads;
+        let tags = ObjectTags {
+            reads: tag_reads,
+            ..ObjectTags::default()
+        };
         ObjectState {
             detail,
             dependence: LastAccesses::default(),
