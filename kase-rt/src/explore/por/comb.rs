@@ -198,12 +198,17 @@ impl Por {
         rep: EventId,
         visit: impl FnOnce(&[EventId]) -> R,
     ) -> R {
-        if !self.refresh_spikes(n, rep) {
+        let Some(list) = self.refresh_spikes(n, rep) else {
             self_check!(self.check_spike_candidates(n, rep, &[]));
             return visit(&[]);
-        }
+        };
         let cache = self.tree.spikes[n].borrow();
-        let candidates = cache.candidates(rep);
+        let candidates = cache.lists.get(list);
+        self_check!(assert_eq!(
+            candidates,
+            cache.candidates(rep),
+            "the list refreshed"
+        ));
         self_check!(self.check_spike_candidates(n, rep, candidates));
         visit(candidates)
     }
@@ -274,8 +279,10 @@ impl Por {
     /// walking up from `n` and creating a list at every node of the chain,
     /// to say it is empty, was most of the comb's time on mpat(6) (lookups
     /// and insertions in cold tables; POR-DESIGN.md, "The comb's lists, top
-    /// first"). Returns true if `n`'s own list is current.
-    fn refresh_spikes(&self, n: usize, rep: EventId) -> bool {
+    /// first"). Returns the index of `n`'s own list (in its cache's
+    /// `lists`) if it is current: the caller reads it without looking the
+    /// unit up in the table again (a cold slot).
+    fn refresh_spikes(&self, n: usize, rep: EventId) -> Option<u32> {
         let nodes = &self.tree.nodes;
         let unit = self.unit_chain(rep);
         // A list refreshed while the unit's neighbour lists were as long as
@@ -305,7 +312,7 @@ impl Por {
             }
         }
         if !conflicts {
-            return false;
+            return None;
         }
         let stamp = self.neighbour_stamp(&unit, first_lists);
         let mut chain = self.chain_buf.borrow_mut();
@@ -402,16 +409,19 @@ impl Por {
                 }
                 entry.stamp = stamp;
             }
-            let len = lists.get(entry.list).len();
+            let (list, len) = (entry.list, lists.get(entry.list).len());
             if let Some(slot) = vacant {
                 slot.insert(fresh.take().expect("built aside"));
             }
-            if len == 0 && k != n {
-                return false;
+            if k == n {
+                return Some(list);
+            }
+            if len == 0 {
+                return None;
             }
             source = Some((k, len));
         }
-        true
+        unreachable!("the chain of sources starts at node {n}")
     }
 
     /// What [`immediate_conflicts`](Self::immediate_conflicts) of the
