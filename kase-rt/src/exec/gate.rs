@@ -191,7 +191,19 @@ impl Gate {
         reads: &[(ThreadIdx, OpKind)],
     ) -> Gate {
         let mut next = self.clone();
-        match &mut next {
+        next.pass_write(kind, thread, reads);
+        next
+    }
+
+    /// [`after_write`](Self::after_write), in place. An execution passes
+    /// its objects' gates at every write: a new gate returned through
+    /// memory was copied back by wide loads the callee's stores could not
+    /// be forwarded to (a third of `Execution::pass`'s `perf` samples on
+    /// disp(5,4)), and a condition variable's waiters were cloned.
+    pub fn pass_write(&mut self, kind: OpKind, thread: ThreadIdx, reads: &[(ThreadIdx, OpKind)]) {
+        // Of the state before the write.
+        let succeeds = matches!(self, Gate::RwLock { .. }) && self.try_succeeds(kind, reads);
+        match self {
             Gate::Mutex { held } => match kind {
                 OpKind::Lock | OpKind::Upgrade => *held = true,
                 OpKind::TryLock => *held = true, // it was free, or it stays held
@@ -199,7 +211,6 @@ impl Gate {
                 _ => {}
             },
             Gate::RwLock { writer, readers } => {
-                let succeeds = self.try_succeeds(kind, reads);
                 *readers = readers_after(*writer, *readers, reads);
                 match kind {
                     OpKind::Lock | OpKind::Upgrade => *writer = true,
@@ -243,7 +254,6 @@ impl Gate {
             },
             Gate::Open => {}
         }
-        next
     }
 
     /// Whether the reads since the last write matter to this object's gate

@@ -259,7 +259,7 @@ impl ObjectState {
     pub(crate) fn pass_gate(&mut self, kind: OpKind, thread: ThreadIdx) {
         if kind.writes() {
             if self.gate != Gate::Open {
-                self.gate = self.gate.after_write(kind, thread, &self.gate_reads);
+                self.gate.pass_write(kind, thread, &self.gate_reads);
             }
             self.gate_reads.clear();
         } else if self.gate.counts_reads() {
