@@ -69,10 +69,17 @@ impl VectorClock {
     }
 
     /// Makes room for `len` components (new ones 0).
+    // In line: nearly every call (a tick, a join) finds the room there,
+    // and the call cost more than that check (2 % of the unreduced
+    // explorer's instructions on disp(5,4)).
+    #[inline]
     fn grow(&mut self, len: usize) {
-        if len <= self.len {
-            return;
+        if len > self.len {
+            self.grow_to(len);
         }
+    }
+
+    fn grow_to(&mut self, len: usize) {
         if len <= INLINE {
             // Inline components past `self.len` are 0 (`clear` zeroes them).
             self.len = len;
