@@ -355,6 +355,7 @@ impl OpKind {
     /// Whether the operation counts as a write of its object for
     /// independence: two operations of different threads on one object are
     /// dependent unless both are reads.
+    #[inline]
     pub fn writes(self) -> bool {
         self.props().access == Access::Write
     }

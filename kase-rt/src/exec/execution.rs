@@ -343,12 +343,14 @@ impl Execution {
         self.interner.name(thread)
     }
 
+    #[inline]
     pub(crate) fn thread(&self, t: ThreadIdx) -> &ThreadState {
         self.threads[t.index()]
             .as_ref()
             .or_internal("unknown thread")
     }
 
+    #[inline]
     pub(crate) fn thread_mut(&mut self, t: ThreadIdx) -> &mut ThreadState {
         self.threads[t.index()]
             .as_mut()

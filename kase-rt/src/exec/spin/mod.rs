@@ -160,6 +160,7 @@ impl SpinMemo {
 }
 
 /// One step of a thread's history hash (`SpinMemo`).
+#[inline]
 pub(crate) fn extend_history(history: u64, words: [u64; 4]) -> u64 {
     words.iter().fold(history, |h, &w| {
         (h.rotate_left(7) ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15)
