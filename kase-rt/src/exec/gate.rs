@@ -183,23 +183,21 @@ impl Gate {
     }
 
     /// The state after `thread` performs the write `kind`, preceded by
-    /// `reads` since the last write.
-    pub fn after_write(
-        &self,
-        kind: OpKind,
-        thread: ThreadIdx,
-        reads: &[(ThreadIdx, OpKind)],
-    ) -> Gate {
+    /// `reads` since the last write (the tests' form of
+    /// [`pass_write`](Self::pass_write)).
+    #[cfg(test)]
+    fn after_write(&self, kind: OpKind, thread: ThreadIdx, reads: &[(ThreadIdx, OpKind)]) -> Gate {
         let mut next = self.clone();
         next.pass_write(kind, thread, reads);
         next
     }
 
-    /// [`after_write`](Self::after_write), in place. An execution passes
-    /// its objects' gates at every write: a new gate returned through
-    /// memory was copied back by wide loads the callee's stores could not
-    /// be forwarded to (a third of `Execution::pass`'s `perf` samples on
-    /// disp(5,4)), and a condition variable's waiters were cloned.
+    /// Advances it past the write `kind` by `thread`, preceded by `reads`
+    /// since the last write, in place. Returning a new gate instead, its
+    /// copy back went through memory and stalled on loads the callee's
+    /// stores could not be forwarded to (a third of `Execution::pass`'s
+    /// `perf` samples on disp(5,4)), and a condition variable's waiters
+    /// were cloned.
     pub fn pass_write(&mut self, kind: OpKind, thread: ThreadIdx, reads: &[(ThreadIdx, OpKind)]) {
         // Of the state before the write.
         let succeeds = matches!(self, Gate::RwLock { .. }) && self.try_succeeds(kind, reads);

@@ -978,9 +978,10 @@ impl Unfolding {
             write = f.write;
             write_depth = u.wdepth(f.write) + u32::from(kind.writes());
             if kind.writes() {
-                let base = u.gate_after(own.expect("own object"), f.write);
-                if base != Gate::Open {
-                    gate = base.after_write(kind, thread, &u.read_ops(f.reads));
+                // A copy already: passed in place, not cloned once more.
+                gate = u.gate_after(own.expect("own object"), f.write);
+                if gate != Gate::Open {
+                    gate.pass_write(kind, thread, &u.read_ops(f.reads));
                 }
             }
             kind.props().access
