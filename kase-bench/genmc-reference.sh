@@ -19,6 +19,8 @@
 # Usage (from the repository root; needs the git history and ~2 GiB in
 # $WORK for a second target directory; about 10 minutes on 2 cores):
 #   bash kase-bench/genmc-reference.sh [ROUNDS]
+# It leaves the base commit's worktree in $WORK/base for the next run;
+# `git worktree remove $WORK/base` lets it go.
 set -euo pipefail
 
 BASE=ad4ada7
@@ -36,8 +38,14 @@ cargo build -q --release -p kase-bench --bin compare
 THEN="$WORK/target/release/compare"
 NOW="$(cargo metadata --format-version 1 --no-deps | sed 's/.*"target_directory":"\([^"]*\)".*/\1/')/release/compare"
 
-secs() { # TOOL-BINARY PROGRAM PARAMS... -> the exploration's seconds
-    "$@" 2>/dev/null | sed -n 's/^RESULT .*secs=\([0-9.]*\).*/\1/p'
+secs() { # BINARY --cell TOOL PROGRAM PARAMS... -> the exploration's seconds
+    local s
+    s=$("$@" 2>/dev/null | sed -n 's/^RESULT .*secs=\([0-9.]*\).*/\1/p')
+    if [ -z "$s" ]; then
+        echo "genmc-reference: no result from: $*" >&2
+        return 1
+    fi
+    echo "$s"
 }
 min() { awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a < b) ? a : b }'; }
 
@@ -56,9 +64,11 @@ for row in "${ROWS[@]}"; do
     then_best="" now_best=""
     for _ in $(seq "$ROUNDS"); do
         # shellcheck disable=SC2086 # the parameters are separate arguments
-        then_best=$(min "$(secs "$THEN" --cell kase "$program" $params)" "$then_best")
+        t=$(secs "$THEN" --cell kase "$program" $params)
         # shellcheck disable=SC2086
-        now_best=$(min "$(secs "$NOW" --cell kase "$program" $params)" "$now_best")
+        n=$(secs "$NOW" --cell kase "$program" $params)
+        then_best=$(min "$t" "$then_best")
+        now_best=$(min "$n" "$now_best")
     done
     awk -v p="$program($params)" -v r="$ratio" -v t="$then_best" -v n="$now_best" 'BEGIN {
         s = t / n
@@ -70,9 +80,14 @@ done
 # mpat(6): kase-then's executions in 120 s here, against ~11 000 there.
 got=$(timeout 120 "$THEN" --cell kase mpat 6 2>&1 >/dev/null |
     sed -n 's/^kase: \([0-9,]*\) executions.*/\1/p' | tail -1 | tr -d ,) || true
+if [ -z "$got" ]; then
+    echo "genmc-reference: kase at $BASE printed no progress on mpat(6) in 120 s" >&2
+    exit 1
+fi
 now=""
 for _ in $(seq "$ROUNDS"); do
-    now=$(min "$(secs "$NOW" --cell kase mpat 6)" "$now")
+    n=$(secs "$NOW" --cell kase mpat 6)
+    now=$(min "$n" "$now")
 done
 awk -v got="$got" -v n="$now" 'BEGIN {
     scale = got / 11000

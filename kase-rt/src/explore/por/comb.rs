@@ -7,6 +7,7 @@ use crate::exec::error::self_check;
 use crate::fast_hash::{Map, Set};
 
 use super::frontiers::Frontiers;
+use super::pool::{ListPool, NO_POOLED};
 use super::state::ObjState;
 use super::unfolding::EventId;
 use super::{Alternatives, Por};
@@ -828,10 +829,6 @@ pub(super) struct SpikeCache {
 /// A recycled node's table keeps room for at least this many entries.
 const SPARE_ENTRIES: usize = 16;
 
-/// A list emptied for reuse keeps at most this much room (memory stays
-/// that of the lists in use).
-const SPARE_LIST_ROOM: usize = 32;
-
 impl SpikeCache {
     /// The candidate list of the unit `rep` (which has an entry).
     fn candidates(&self, rep: EventId) -> &[EventId] {
@@ -864,79 +861,6 @@ impl SpikeCache {
         self.valid = false;
         self.moved = std::cell::OnceCell::new();
         self.d_applied = 0;
-    }
-}
-
-/// `SpikeEntry::unit_seen` of a unit of one event (its count is `seen`).
-const NO_POOLED: u32 = u32::MAX;
-
-/// Lists handed out by index and emptied in place, keeping their
-/// allocations for the next ones: a node's lists are mostly short, and a
-/// vector allocated and freed for each was the comb's most frequent
-/// allocation.
-struct ListPool<T> {
-    lists: Vec<Vec<T>>,
-    /// `lists[..used]` are handed out or in `free`; the rest are empty.
-    used: usize,
-    free: Vec<u32>,
-}
-
-impl<T> Default for ListPool<T> {
-    fn default() -> Self {
-        ListPool {
-            lists: Vec::new(),
-            used: 0,
-            free: Vec::new(),
-        }
-    }
-}
-
-impl<T> ListPool<T> {
-    /// An empty list's index.
-    fn take(&mut self) -> u32 {
-        if let Some(i) = self.free.pop() {
-            return i;
-        }
-        if self.used == self.lists.len() {
-            self.lists.push(Vec::new());
-        }
-        self.used += 1;
-        (self.used - 1) as u32
-    }
-
-    /// Gives list `i` back (`NO_POOLED`: none).
-    fn give(&mut self, i: u32) {
-        if i != NO_POOLED {
-            self.lists[i as usize].clear();
-            self.free.push(i);
-        }
-    }
-
-    fn get(&self, i: u32) -> &[T] {
-        &self.lists[i as usize]
-    }
-
-    fn get_mut(&mut self, i: u32) -> &mut Vec<T> {
-        &mut self.lists[i as usize]
-    }
-
-    /// Gives every list back, emptied (a large one without its room).
-    fn clear(&mut self) {
-        for list in &mut self.lists[..self.used] {
-            if list.capacity() > SPARE_LIST_ROOM {
-                *list = Vec::new();
-            } else {
-                list.clear();
-            }
-        }
-        self.used = 0;
-        self.free.clear();
-    }
-
-    /// Keeps at most `n` (empty) lists; only while none is handed out.
-    fn keep_at_most(&mut self, n: usize) {
-        debug_assert_eq!(self.used, 0, "lists handed out");
-        self.lists.truncate(n);
     }
 }
 
